@@ -1,0 +1,263 @@
+"""Root move chooser: every legal move ranked from Syzygy WDL/DTZ, 50-move aware.
+
+Implements the rules of ``docs/chooser.md`` (the behaviour of Stockfish's
+``root_probe`` and Fathom's ``root_probe_dtz``): each move gets a distance ``D``
+in plies from the root side's view and a :class:`MoveClass` that takes the
+root's halfmove clock ``c`` and the game history into account.
+
+- checkmate: ``D = 1``; stalemate, dead position or threefold repetition: ``D = 0``;
+- zeroing move: the child's WDL ``w`` maps to ``{-2: 1, -1: 101, 0: 0, 1: -101, 2: -1}``;
+- ``c >= 99`` and not zeroing: ``D = 0`` (the 50-move draw can be claimed);
+- otherwise ``d = -DTZ(child)`` and ``D = d + sign(d)``.
+
+``s = |D| + c`` (``|D|`` for a mate or a zeroing move) decides between WIN
+(s <= 99), MAYBE_WIN (s == 100, DTZ rounding may make it a draw) and CURSED_WIN
+(s >= 101 or D > 100); losses mirror that. Winning classes prefer a mate, then
+the smallest s; losing classes the largest s (resist longest); ties go to the
+smaller UCI string, so the same position always gives the same move.
+
+Probe economy: WDL is probed for every child; DTZ only for moves that can
+still be of the best class (and are not beaten inside it by a known move).
+"""
+
+from __future__ import annotations
+
+import enum
+from dataclasses import dataclass
+
+import chess
+
+from .tablebase import NotCovered, NotCoveredError, Prober
+
+
+class MoveClass(enum.IntEnum):
+    """Outcome of a move under the 50-move rule, best last (so ``max`` picks the best)."""
+
+    LOSS = 0
+    MAYBE_LOSS = 1
+    BLESSED_LOSS = 2
+    DRAW = 3
+    CURSED_WIN = 4
+    MAYBE_WIN = 5
+    WIN = 6
+
+    @property
+    def winning(self) -> bool:
+        return self > MoveClass.DRAW
+
+    @property
+    def losing(self) -> bool:
+        return self < MoveClass.DRAW
+
+    @property
+    def wdl(self) -> int:
+        """The class as a WDL value: 2 certain win, 1 win that may be drawn, 0, -1, -2."""
+        return {6: 2, 5: 1, 4: 1, 3: 0, 2: -1, 1: -1, 0: -2}[int(self)]
+
+
+#: Zeroing move: the child's WDL (opponent's view) -> D from the mover's view.
+ZEROING_DISTANCE = {-2: 1, -1: 101, 0: 0, 1: -101, 2: -1}
+
+
+def classify(distance: int, s: int, *, rule50: bool = True) -> MoveClass:
+    """Class of a move with distance ``D`` and 50-move distance ``s`` (see module docstring)."""
+    if distance > 0:
+        if not rule50:
+            return MoveClass.WIN
+        if distance > 100 or s >= 101:
+            return MoveClass.CURSED_WIN
+        return MoveClass.MAYBE_WIN if s == 100 else MoveClass.WIN
+    if distance < 0:
+        if not rule50:
+            return MoveClass.LOSS
+        if distance < -100 or s >= 101:
+            return MoveClass.BLESSED_LOSS
+        return MoveClass.MAYBE_LOSS if s == 100 else MoveClass.LOSS
+    return MoveClass.DRAW
+
+
+@dataclass
+class RankedMove:
+    """One legal move with its tablebase verdict. Values are from the mover's view."""
+
+    move: chess.Move
+    cls: MoveClass
+    #: D in plies (None while its DTZ was not needed, see ``exact``).
+    distance: int | None
+    #: 50-move distance s = |D| + c (|D| for mates and zeroing moves); None with distance.
+    s: int | None
+    #: WDL of the position after the move, from the mover's view (= -WDL of the child).
+    wdl: int
+    #: DTZ of the position after the move, from the mover's view (= -DTZ of the child), plies.
+    dtz: int | None
+    zeroing: bool
+    checkmate: bool = False
+    stalemate: bool = False
+    #: False when the DTZ was skipped: ``cls`` is then the best the move could be,
+    #: and the move cannot be of the root's best class.
+    exact: bool = True
+
+    @property
+    def uci(self) -> str:
+        return self.move.uci()
+
+    def sort_key(self) -> tuple:
+        cls = self.cls
+        if self.s is None:
+            within: tuple = (1, 0)
+        elif cls.winning:
+            within = (0, 0 if self.checkmate else 1, self.s)
+        elif cls.losing:
+            within = (0, -self.s)
+        else:
+            within = (0,)
+        return (-int(cls), within, self.move.uci())
+
+
+@dataclass
+class Choice:
+    """Every legal move ranked, best first, and the root's result."""
+
+    fen: str
+    halfmove_clock: int
+    moves: list[RankedMove]
+    #: Probe of the root (halfmove clock taken as 0, as the tables assume).
+    root_wdl: int
+    root_dtz: int | None
+
+    @property
+    def best(self) -> RankedMove | None:
+        return self.moves[0] if self.moves else None
+
+    @property
+    def result(self) -> MoveClass:
+        """The root's result: the class of its best move (a mated root is a LOSS)."""
+        if self.moves:
+            return self.moves[0].cls
+        return MoveClass.LOSS if self.root_wdl < 0 else MoveClass.DRAW
+
+    def best_class_moves(self) -> list[RankedMove]:
+        """The moves that share the best class (the only ones the player may choose from)."""
+        return [m for m in self.moves if m.cls == self.result and m.exact]
+
+
+def has_repeated(board: chess.Board) -> bool:
+    """True when a position has occurred twice since the last zeroing move (game history)."""
+    seen = set()
+    temp = board.copy()
+    for _ in range(min(board.halfmove_clock, len(board.move_stack)) + 1):
+        key = temp._transposition_key()
+        if key in seen:
+            return True
+        seen.add(key)
+        if not temp.move_stack:
+            break
+        temp.pop()
+    return False
+
+
+# Bounds for a non-zeroing move whose DTZ is not known yet, by the mover's WDL:
+# (lowest possible class, highest possible class, smallest possible D).
+def _bounds(wdl: int, rule50: bool) -> tuple[MoveClass, MoveClass, int]:
+    if wdl == 2:
+        return (MoveClass.CURSED_WIN if rule50 else MoveClass.WIN), MoveClass.WIN, 2
+    if wdl == 1:
+        cls = MoveClass.CURSED_WIN if rule50 else MoveClass.WIN
+        return cls, cls, 102
+    if wdl == -1:
+        cls = MoveClass.BLESSED_LOSS if rule50 else MoveClass.LOSS
+        return cls, cls, 102
+    return MoveClass.LOSS, (MoveClass.BLESSED_LOSS if rule50 else MoveClass.LOSS), 2
+
+
+def choose(board: chess.Board, prober: Prober, *, rule50: bool = True,
+           full: bool = False) -> Choice | NotCovered:
+    """Rank every legal move of ``board`` (clock and move stack included).
+
+    ``rule50=False`` counts cursed wins as wins and blessed losses as losses
+    (UCI ``Syzygy50MoveRule false``). ``full=True`` probes the DTZ of every
+    move (for display); otherwise DTZ is probed only where it can change the
+    choice. Returns :class:`NotCovered` when the tables cannot answer (then the
+    searcher plays).
+    """
+    not_covered = prober.covers(board)
+    if not_covered is not None:
+        return not_covered
+    clock = board.halfmove_clock
+    try:
+        root_wdl = prober.probe_wdl(board)
+        moves: list[RankedMove] = []
+        pending: list[tuple[RankedMove, MoveClass, int]] = []  # (move, lowest class, min D)
+        for move in board.legal_moves:
+            zeroing = board.is_zeroing(move)
+            board.push(move)
+            try:
+                child_wdl = prober.probe_wdl(board)
+                checkmate = child_wdl == -2 and board.is_check() and board.is_checkmate()
+                stalemate = (child_wdl == 0 and not board.is_check()
+                             and not any(board.generate_legal_moves()))
+                draw_now = stalemate or board.is_insufficient_material() or board.is_repetition(3)
+            finally:
+                board.pop()
+            entry = RankedMove(move, MoveClass.DRAW, 0, 0, -child_wdl, None, zeroing,
+                               checkmate, stalemate)
+            if checkmate:
+                entry.distance, entry.s, entry.cls, entry.dtz = 1, 1, MoveClass.WIN, 1
+            elif draw_now:
+                pass  # DRAW with D = 0 whatever the tables say
+            elif zeroing:
+                distance = ZEROING_DISTANCE[child_wdl]
+                entry.distance, entry.s = distance, abs(distance)
+                entry.cls = classify(distance, abs(distance), rule50=rule50)
+            elif (clock >= 99 and rule50) or child_wdl == 0:
+                pass  # DRAW with D = 0
+            else:
+                low, high, min_distance = _bounds(-child_wdl, rule50)
+                entry.cls, entry.distance, entry.s, entry.exact = high, None, None, False
+                pending.append((entry, low, min_distance))
+            moves.append(entry)
+
+        exact = [m for m in moves if m.exact]
+        best_low = max([m.cls for m in exact] + [low for _, low, _ in pending], default=MoveClass.LOSS)
+        for entry, _low, min_distance in pending:
+            if not full and _cannot_be_best(entry, min_distance, clock, best_low, exact):
+                continue
+            _resolve(board, entry, prober, clock, rule50)
+        if full:
+            for entry in moves:
+                if entry.dtz is None:
+                    entry.dtz = _child_dtz(board, entry.move, prober)
+        moves.sort(key=RankedMove.sort_key)
+        root_dtz = prober.probe_dtz(board) if full else None
+    except NotCoveredError as exc:
+        return exc.answer
+    return Choice(board.fen(), clock, moves, root_wdl, root_dtz)
+
+
+def _cannot_be_best(entry: RankedMove, min_distance: int, clock: int, best_low: MoveClass,
+                    exact: list[RankedMove]) -> bool:
+    high = entry.cls
+    if high < best_low:
+        return True
+    if not high.winning:
+        return False  # in losing classes a longer resistance is always possible
+    min_s = min_distance + clock
+    return any(m.cls > high or (m.cls == high and (m.checkmate or (m.s is not None and m.s < min_s)))
+               for m in exact)
+
+
+def _child_dtz(board: chess.Board, move: chess.Move, prober: Prober) -> int:
+    """DTZ after ``move`` from the mover's view (the negated DTZ of the child)."""
+    board.push(move)
+    try:
+        return -prober.probe_dtz(board)
+    finally:
+        board.pop()
+
+
+def _resolve(board: chess.Board, entry: RankedMove, prober: Prober, clock: int, rule50: bool) -> None:
+    d = _child_dtz(board, entry.move, prober)
+    distance = d + (d > 0) - (d < 0)
+    entry.dtz, entry.distance, entry.s = d, distance, abs(distance) + clock
+    entry.cls = classify(distance, entry.s, rule50=rule50)
+    entry.exact = True

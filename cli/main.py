@@ -1,0 +1,27 @@
+"""The ``chess-endgame`` command: a click group of subcommands."""
+
+from __future__ import annotations
+
+import click
+
+from chess_endgame import __version__
+
+from .bench import bench
+from .probe import probe
+from .tablebases import tablebases
+
+
+@click.group(context_settings={"help_option_names": ["-h", "--help"]})
+@click.version_option(__version__, prog_name="chess-endgame")
+def cli() -> None:
+    """Chess endgame player: Syzygy tablebases where they reach, alpha-beta search beyond."""
+
+
+cli.add_command(probe)
+cli.add_command(tablebases)
+cli.add_command(bench)
+
+
+def main() -> None:
+    """Console-script entry point."""
+    cli(prog_name="chess-endgame")

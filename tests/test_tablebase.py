@@ -1,0 +1,165 @@
+"""The prober: WDL/DTZ values, reasons for no answer, corrupt files, the cache."""
+
+from __future__ import annotations
+
+import os
+import shutil
+from pathlib import Path
+
+import chess
+import pytest
+
+from chess_endgame.tablebase import NotCovered, NotCoveredError, Prober, ProbeResult, Reason, split_path
+
+from .conftest import require_tables
+
+
+def dtz_matches(got: int, expected: int) -> bool:
+    """python-chess's documented tolerance: a stored n can mean n or n + 1 plies."""
+    if got == expected:
+        return True
+    return (got > 0) == (expected > 0) and abs(expected) - abs(got) == 1
+
+
+def test_endgame_epd(prober: Prober, shared: Path) -> None:
+    lines = (shared / "fixtures" / "endgame.epd").read_text().splitlines()
+    assert len(lines) == 200
+    for line in lines:
+        board, ops = chess.Board.from_epd(line)
+        assert prober.probe_wdl(board) == ops["wdl"], line
+        assert dtz_matches(prober.probe_dtz(board), int(ops["dtz"])), line
+
+
+@pytest.mark.parametrize("fen, wdl, dtz", [
+    ("8/6k1/4K3/6B1/8/8/5N2/8 w - - 0 1", 2, 20),
+    ("8/2K5/4B3/3N4/8/8/4k3/8 b - - 0 1", -2, -53),
+    ("7b/8/6b1/8/5Nk1/4K3/8/8 b - - 0 1", 1, 109),
+    ("7b/8/6b1/8/5Nk1/4K3/8/8 w - - 0 1", 0, 0),
+    ("7b/7b/8/8/5Nk1/4K3/8/8 w - - 0 1", -1, -108),
+    ("8/8/8/k2Pp3/8/8/8/4K3 w - e6 0 2", 2, None),
+    ("8/8/8/8/2pP4/2K5/4k3/8 b - d3 0 1", 2, None),
+    ("8/5k1r/8/8/6K1/8/8/R7 w - - 0 1", 0, 0),
+    ("7k/5Q2/6K1/8/8/8/8/8 b - - 0 1", 0, 0),      # stalemate
+    ("5Q1k/8/6K1/8/8/8/8/8 b - - 0 1", -2, -1),    # checkmated
+])
+def test_documented_positions(prober: Prober, fen: str, wdl: int, dtz: int | None) -> None:
+    require_tables(prober, "KBNvK", "KBBvKN", "KRvKR", "KPvKP", "KQvK")
+    result = prober.probe(chess.Board(fen))
+    assert isinstance(result, ProbeResult)
+    assert result.wdl == wdl
+    if dtz is not None:
+        assert dtz_matches(result.dtz, dtz)
+
+
+def test_en_passant_raw_table_differs(prober: Prober) -> None:
+    board = chess.Board("8/8/8/k2Pp3/8/8/8/4K3 w - e6 0 2")
+    # The raw table value ignores the en passant capture; the full probe resolves it.
+    assert prober._tables.probe_wdl_table(board) == 0
+    assert prober.probe_wdl(board) == 2
+
+
+def test_categories(prober: Prober) -> None:
+    assert prober.probe(chess.Board("7b/8/6b1/8/5Nk1/4K3/8/8 b - - 0 1")).category == "cursed win"
+    assert prober.probe(chess.Board("7b/7b/8/8/5Nk1/4K3/8/8 w - - 0 1")).category == "blessed loss"
+
+
+def test_castling_rights(prober: Prober) -> None:
+    answer = prober.probe(chess.Board("4k3/8/8/8/8/8/8/R3K3 w Q - 0 1"))
+    assert isinstance(answer, NotCovered) and answer.reason is Reason.CASTLING
+    # A castling right without king and rook in place is cleaned away: covered.
+    board = chess.Board("4k3/8/8/8/8/8/8/4K3 w K - 0 1")
+    assert prober.probe(board) == ProbeResult(0, 0)
+    assert board.castling_rights  # the caller's board is left as given
+
+
+def test_too_many_pieces(prober: Prober) -> None:
+    answer = prober.probe(chess.Board("8/5pk1/6p1/8/3R4/6P1/5PK1/4r3 w - - 0 1"))
+    assert isinstance(answer, NotCovered) and answer.reason is Reason.TOO_MANY_PIECES
+    assert "8 pieces" in answer.message
+
+
+def test_missing_table_is_named(prober: Prober) -> None:
+    if "KQRvKB" in prober.files.wdl:
+        pytest.skip("this SYZYGY_PATH has KQRvKB")
+    answer = prober.probe(chess.Board("4k3/8/8/2b5/8/8/8/QR2K3 w - - 0 1"))
+    assert isinstance(answer, NotCovered) and answer.reason is Reason.MISSING_TABLE
+    assert answer.tables == ("KQRvKB",)
+    assert "KQRvKB.rtbw" in answer.message
+
+
+def test_no_tables() -> None:
+    prober = Prober(None)
+    assert not prober.available
+    answer = prober.probe(chess.Board("4k3/8/8/8/8/8/8/4KQ2 w - - 0 1"))
+    assert isinstance(answer, NotCovered) and answer.reason is Reason.NO_TABLES
+    assert "download" in answer.message
+    # Dead positions need no file.
+    assert prober.probe(chess.Board("8/8/8/4k3/8/8/8/4K3 w - - 0 1")) == ProbeResult(0, 0)
+    assert prober.probe(chess.Board("8/8/8/4k3/8/8/8/3BK3 w - - 0 1")) == ProbeResult(0, 0)
+
+
+def test_probe_limit(syzygy_path: str) -> None:
+    prober = Prober(syzygy_path, probe_limit=3)
+    assert prober.probe_wdl(chess.Board("4k3/8/8/8/8/8/8/4KQ2 w - - 0 1")) == 2
+    with pytest.raises(NotCoveredError) as info:
+        prober.probe_wdl(chess.Board("4k3/8/8/8/8/8/8/3RKQ2 w - - 0 1"))
+    assert info.value.reason is Reason.TOO_MANY_PIECES
+    assert "SyzygyProbeLimit" in str(info.value)
+
+
+def test_summary_and_split_path(syzygy_path: str, tmp_path: Path) -> None:
+    prober = Prober(syzygy_path + os.pathsep + str(tmp_path / "nope"))
+    assert prober.summary().startswith(f"Found {len(prober.files.wdl)} WDL and")
+    assert str(tmp_path / "nope") in prober.files.bad_directories
+    assert split_path(f"a{os.pathsep}{os.pathsep}b{os.pathsep}<empty>") == ["a", "b"]
+    assert prober.files.complete_pieces >= 3
+
+
+def test_cache_counts_and_bound(syzygy_path: str) -> None:
+    prober = Prober(syzygy_path, cache_size=2)
+    boards = [chess.Board(f"4k3/8/8/8/8/8/8/{r}K3 w - - 0 1") for r in ("Q3", "R3", "1Q2")]
+    prober.probe_wdl(boards[0])
+    prober.probe_wdl(boards[0])
+    assert prober.stats.wdl_probes == 1 and prober.stats.cache_hits == 1 and prober.stats.tbhits == 2
+    for board in boards:
+        prober.probe_wdl(board)
+    assert len(prober._wdl_cache) == 2
+    prober.probe_wdl(boards[0])  # evicted: probed again
+    assert prober.stats.wdl_probes == 4
+
+
+def _copy_tables(src: Path, dst: Path, *names: str) -> None:
+    for name in names:
+        shutil.copy(src / name, dst / name)
+
+
+def test_truncated_table_is_reported_and_others_work(syzygy_dir: Path, tmp_path: Path) -> None:
+    _copy_tables(syzygy_dir, tmp_path, "KRvK.rtbw", "KRvK.rtbz", "KQvK.rtbz")
+    data = (syzygy_dir / "KQvK.rtbw").read_bytes()
+    (tmp_path / "KQvK.rtbw").write_bytes(data[: len(data) // 2])
+    prober = Prober(str(tmp_path))
+    kqk = chess.Board("4k3/8/8/8/8/8/8/4KQ2 w - - 0 1")
+    for _ in range(2):  # the second probe fails fast with the same answer
+        answer = prober.probe(kqk)
+        assert isinstance(answer, NotCovered) and answer.reason is Reason.CORRUPT_TABLE
+        assert answer.tables == ("KQvK",)
+        assert "KQvK.rtbw" in answer.message and "size" in answer.message
+    assert prober.probe_wdl(chess.Board("4k3/8/8/8/8/8/8/4KR2 w - - 0 1")) == 2
+    assert str(tmp_path / "KQvK.rtbw") in prober.corrupt
+
+
+def test_garbage_table_is_reported(syzygy_dir: Path, tmp_path: Path) -> None:
+    size = (syzygy_dir / "KRvK.rtbw").stat().st_size
+    (tmp_path / "KRvK.rtbw").write_bytes(os.urandom(size))
+    prober = Prober(str(tmp_path))
+    with pytest.raises(NotCoveredError) as info:
+        prober.probe_wdl(chess.Board("4k3/8/8/8/8/8/8/4KR2 w - - 0 1"))
+    assert info.value.reason is Reason.CORRUPT_TABLE
+    assert "KRvK.rtbw" in str(info.value) and "magic" in str(info.value)
+
+
+def test_empty_table_file(tmp_path: Path) -> None:
+    (tmp_path / "KRvK.rtbw").write_bytes(b"")
+    prober = Prober(str(tmp_path))
+    answer = prober.probe(chess.Board("4k3/8/8/8/8/8/8/4KR2 w - - 0 1"))
+    assert isinstance(answer, NotCovered) and answer.reason is Reason.CORRUPT_TABLE
