@@ -1,0 +1,113 @@
+"""``chess-endgame probe``: output, JSON keys, and every bad-input path."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import chess
+from click.testing import CliRunner
+
+from chess_endgame_cli.main import cli
+
+KQK_MATE = "7k/8/6K1/8/8/8/8/5Q2 w - - 0 1"
+
+
+def run(*args: str) -> tuple[int, str, str]:
+    result = CliRunner().invoke(cli, list(args))
+    return result.exit_code, result.stdout, result.stderr
+
+
+def test_probe_text(syzygy_path: str) -> None:
+    code, out, _ = run("probe", KQK_MATE)
+    assert code == 0
+    lines = out.splitlines()
+    assert lines[1].startswith("White to move: win (WDL 2, DTZ 1)")
+    first = lines[3].split()
+    assert first[1:4] == ["Qf8#", "f1f8", "WIN"] and first[-1] == "checkmate"
+    stalemates = {line.split()[1] for line in lines if line.endswith("stalemate")}
+    assert stalemates == {"Qf7", "Qc4"}
+
+
+def test_probe_json_keys(syzygy_path: str) -> None:
+    code, out, _ = run("probe", KQK_MATE, "--json")
+    assert code == 0
+    data = json.loads(out)
+    assert {"fen", "wdl", "dtz", "category", "moves"} <= data.keys()
+    assert (data["wdl"], data["dtz"], data["category"]) == (2, 1, "win")
+    move = data["moves"][0]
+    assert {"uci", "san", "wdl", "dtz", "category", "zeroing", "checkmate", "stalemate"} <= move.keys()
+    assert move["uci"] == "f1f8" and move["checkmate"] is True
+    assert len(data["moves"]) == chess.Board(KQK_MATE).legal_moves.count()  # every legal move
+    stale = [m for m in data["moves"] if m["stalemate"]]
+    assert {m["san"] for m in stale} == {"Qf7", "Qc4"} and all(m["wdl"] == 0 for m in stale)
+
+
+def test_probe_drawn_rook_ending(syzygy_path: str) -> None:
+    data = json.loads(run("probe", "8/5k1r/8/8/6K1/8/8/R7 w - - 0 1", "--json")[1])
+    assert data["wdl"] == 0
+    losing = {m["san"] for m in data["moves"] if m["wdl"] < 0}
+    assert losing == {"Rg1", "Rh1"}
+    assert data["moves"][-1]["category"] == "loss"
+
+
+def test_probe_syzygy_path_option(tmp_path: Path, syzygy_path: str) -> None:
+    code, _, err = run("probe", KQK_MATE, "--syzygy-path", str(tmp_path))
+    assert code == 2
+    assert "no Syzygy tables loaded" in err and "tablebases download" in err
+    assert len(err.strip().splitlines()) == 1
+
+
+def test_dead_position_needs_no_tables(tmp_path: Path) -> None:
+    code, out, _ = run("probe", "8/8/8/4k3/8/8/8/4K3 w - - 0 1", "--syzygy-path", str(tmp_path), "--json")
+    assert code == 0
+    data = json.loads(out)
+    assert data["wdl"] == 0 and all(m["class"] == "DRAW" for m in data["moves"])
+
+
+def test_bad_inputs_exit_2_with_one_line(syzygy_path: str) -> None:
+    cases = {
+        "not a fen": "invalid FEN",
+        "8/8/8/8/8/8/8/8 w - - 0 1": "illegal position",
+        "4k3/8/8/8/8/8/8/4K2P w - - 0 1": "pawns on the first or last rank",
+        "4k3/8/8/8/8/8/8/R3K3 w Q - 0 1": "castling rights",
+        "8/5pk1/6p1/8/3R4/6P1/5PK1/4r3 w - - 0 1": "8 pieces on the board",
+    }
+    for fen, words in cases.items():
+        code, out, err = run("probe", fen)
+        assert code == 2, fen
+        assert words in err and "Traceback" not in err, err
+        assert len(err.strip().splitlines()) == 1 and out == ""
+
+
+def test_bad_moves(syzygy_path: str) -> None:
+    code, _, err = run("probe", KQK_MATE, "--moves", "f1f8", "h8h7")
+    assert code == 2 and "move 2 'h8h7' is illegal" in err
+    code, _, err = run("probe", KQK_MATE, "--moves", "xyz")
+    assert code == 2 and "not a UCI move" in err
+    code, _, err = run("probe", KQK_MATE, "e2e4")
+    assert code == 2 and "unexpected argument" in err
+
+
+def test_moves_give_the_history(syzygy_path: str) -> None:
+    start = "8/8/8/4k3/8/8/4K3/4R3 w - - 0 1"
+    shuffle = ["e2d2", "e5d5", "d2e2", "d5e5"] * 2
+    data = json.loads(run("probe", start, "--moves", *shuffle, "--json")[1])
+    # e2d2 now repeats the position a third time: a claimable draw, not a win.
+    repeat = next(m for m in data["moves"] if m["uci"] == "e2d2")
+    assert repeat["class"] == "DRAW" and repeat["wdl"] == 2
+    assert data["moves"][0]["class"] == "WIN"
+
+
+def test_console_script_and_module(syzygy_path: str) -> None:
+    for command in (["chess-endgame"], [sys.executable, "-m", "chess_endgame"]):
+        if command[0] == "chess-endgame":
+            command = [str(Path(sys.executable).parent / "chess-endgame")]
+        proc = subprocess.run(command + ["probe", KQK_MATE, "--json"], capture_output=True, text=True,
+                              timeout=60)
+        assert proc.returncode == 0, proc.stderr
+        assert json.loads(proc.stdout)["moves"][0]["san"] == "Qf8#"
+        proc = subprocess.run(command + ["probe", "garbage"], capture_output=True, text=True, timeout=60)
+        assert proc.returncode == 2 and proc.stderr.startswith("chess-endgame: error: invalid FEN")
