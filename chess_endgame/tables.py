@@ -1,0 +1,455 @@
+"""Managing Syzygy files: what is present (info), whether it is sound (verify), getting it (download).
+
+File names, sets and dependencies come from :mod:`chess.syzygy`
+(``tablenames``, ``is_tablename``); the official embedded checksums are read
+from a list in the official format (``KQvK.rtbw: <32 hex digits>``, one per
+line), never copied into the project.
+"""
+
+from __future__ import annotations
+
+import http.client
+import os
+import random
+import re
+import urllib.error
+import urllib.request
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass, field
+
+import chess
+import chess.syzygy
+
+from .sampling import random_position
+from .tablebase import NotCoveredError, Prober, Reason, scan
+
+WDL_MAGIC = bytes([0x71, 0xE8, 0x23, 0x5D])
+DTZ_MAGIC = bytes([0xD7, 0x66, 0x0C, 0xA5])
+
+DEFAULT_MIRROR = "https://tablebase.sesse.net/syzygy/3-4-5/"
+OTHER_MIRRORS = ("https://tablebase.lichess.ovh/tables/standard/3-4-5/",)
+
+_CHECKSUM_LINE = re.compile(r"^\s*([KQRBNP]+v[KQRBNP]+\.rtb[wz])\s*:\s*([0-9a-fA-F]{32})\s*$")
+
+
+def official_names(pieces: int) -> list[str]:
+    """Every table name with 3..``pieces`` pieces, smallest first (python-chess's list)."""
+    names = set(chess.syzygy.tablenames(piece_count=pieces))
+    return sorted(names, key=lambda n: (len(n), n))
+
+
+def table_files(pieces: int, *, wdl_only: bool = False) -> list[str]:
+    """File names of the official set up to ``pieces`` pieces (``.rtbw`` and, unless wdl_only, ``.rtbz``)."""
+    files = []
+    for name in official_names(pieces):
+        files.append(name + ".rtbw")
+        if not wdl_only:
+            files.append(name + ".rtbz")
+    return files
+
+
+# -- info ---------------------------------------------------------------------
+
+
+@dataclass
+class PieceCountInfo:
+    pieces: int
+    wdl: list[str] = field(default_factory=list)
+    dtz: list[str] = field(default_factory=list)
+    #: Official tables of this size with a WDL or DTZ file missing.
+    missing: list[str] = field(default_factory=list)
+    size: int = 0
+
+
+@dataclass
+class TablesInfo:
+    directories: list[str]
+    bad_directories: dict[str, str]
+    counts: list[PieceCountInfo]
+    total_size: int
+    summary: str
+
+
+def info(path: str) -> TablesInfo:
+    """Which tables are present per piece count, which official 3-4-5 ones are missing, sizes."""
+    found = scan(path)
+    by_count: dict[int, PieceCountInfo] = {n: PieceCountInfo(n) for n in (3, 4, 5)}
+    for kind in ("wdl", "dtz"):
+        for name, file_path in getattr(found, kind).items():
+            entry = by_count.setdefault(len(name) - 1, PieceCountInfo(len(name) - 1))
+            getattr(entry, kind).append(name)
+            entry.size += os.path.getsize(file_path)
+    for name in official_names(5):
+        if name not in found.wdl or name not in found.dtz:
+            by_count[len(name) - 1].missing.append(name)
+    counts = [by_count[n] for n in sorted(by_count)]
+    for entry in counts:
+        entry.wdl.sort()
+        entry.dtz.sort()
+        entry.missing.sort()
+    return TablesInfo(found.directories, found.bad_directories, counts,
+                      sum(c.size for c in counts), found.summary())
+
+
+# -- checksums ------------------------------------------------------------------
+
+
+class ChecksumListError(ValueError):
+    """A checksum list cannot be read or has a malformed line."""
+
+
+def read_checksums(paths: Iterable[str]) -> dict[str, str]:
+    """File name -> 32 lower-case hex digits, from lists in the official format."""
+    sums: dict[str, str] = {}
+    for path in paths:
+        try:
+            with open(path, encoding="utf-8") as f:
+                lines = f.readlines()
+        except (OSError, UnicodeDecodeError) as exc:
+            raise ChecksumListError(f"cannot read checksum list {path}: {exc}") from None
+        for number, line in enumerate(lines, 1):
+            if not line.strip() or line.lstrip().startswith("#"):
+                continue
+            match = _CHECKSUM_LINE.match(line)
+            if not match:
+                raise ChecksumListError(
+                    f"{path}:{number}: expected 'NAME.rtbw: <32 hex digits>', got {line.strip()[:60]!r}")
+            sums[match.group(1)] = match.group(2).lower()
+    return sums
+
+
+def embedded_checksum(path: str) -> str:
+    """The file's embedded checksum: its last 16 bytes, as hex."""
+    with open(path, "rb") as f:
+        f.seek(-16, os.SEEK_END)
+        return f.read(16).hex()
+
+
+def structure_problems(path: str) -> list[str]:
+    """Header and size checks every Syzygy file must pass (empty list when fine)."""
+    problems = []
+    magic = WDL_MAGIC if path.endswith(".rtbw") else DTZ_MAGIC
+    try:
+        size = os.path.getsize(path)
+        with open(path, "rb") as f:
+            head = f.read(4)
+    except OSError as exc:
+        return [f"cannot read: {exc.strerror or exc}"]
+    if head != magic:
+        problems.append(f"bad magic header {head.hex() or '(empty file)'}, expected {magic.hex()}")
+    if size % 64 != 16:
+        problems.append(f"size {size} bytes is not 16 mod 64 (truncated or padded)")
+    return problems
+
+
+def open_problem(path: str) -> str | None:
+    """Open and initialise the table in python-chess; the error text, or None when it opens."""
+    table_class = chess.syzygy.WdlTable if path.endswith(".rtbw") else chess.syzygy.DtzTable
+    try:
+        table = table_class(path)
+        try:
+            if path.endswith(".rtbw"):
+                table.init_table_wdl()
+            else:
+                table.init_table_dtz()
+        finally:
+            table.close()
+    except Exception as exc:  # noqa: BLE001 - any failure means the file is unusable
+        return f"python-chess cannot open it: {str(exc).split(': ensure')[0] or type(exc).__name__}"
+    return None
+
+
+# -- deep check -------------------------------------------------------------------
+
+
+def _flip_material(name: str) -> str:
+    white, black = name.split("v")
+    return f"{black}v{white}"
+
+
+def _child_value(board: chess.Board, prober: Prober, dtz: bool) -> tuple[int, bool]:
+    """(value, zeroing) of the child after the last move, from the child's side to move."""
+    if board.is_checkmate():
+        return (-1 if dtz else -2), True
+    return (prober.probe_dtz(board) if dtz else prober.probe_wdl(board)), False
+
+
+def _wdl_consistent(board: chess.Board, prober: Prober) -> str | None:
+    """Check the WDL of ``board`` against a 1-ply search of its children."""
+    parent = prober.probe_wdl(board)
+    values = []  # (value for the parent's side, zeroing)
+    for move in board.legal_moves:
+        zeroing = board.is_zeroing(move)
+        board.push(move)
+        try:
+            child, _ = _child_value(board, prober, dtz=False)
+        finally:
+            board.pop()
+        values.append((-child, zeroing))
+    if not values:
+        expected = -2 if board.is_check() else 0
+        return None if parent == expected else f"terminal position probes {parent}, expected {expected}"
+
+    def sign(v: int) -> int:
+        return (v > 0) - (v < 0)
+
+    best_sign = max(sign(v) for v, _ in values)
+    if sign(parent) != best_sign:
+        return f"WDL {parent} but the best child gives {max(v for v, _ in values)}"
+    if parent == 2 and not any(v == 2 for v, _ in values):
+        return "WDL 2 but no move reaches a won position"
+    if parent == -2 and not all(v == -2 for v, _ in values):
+        return "WDL -2 but some move escapes the loss"
+    if parent == 1 and any(v == 2 and z for v, z in values):
+        return "WDL 1 (cursed) but a zeroing move wins outright"
+    return None
+
+
+def _dtz_consistent(board: chess.Board, prober: Prober) -> str | None:
+    """Check the DTZ of ``board`` against its children's DTZ (1-ply), allowing DTZ rounding."""
+    wdl = prober.probe_wdl(board)
+    dtz = prober.probe_dtz(board)
+    if wdl == 0:
+        return None if dtz == 0 else f"draw (WDL 0) with DTZ {dtz}"
+    if (dtz > 0) != (wdl > 0):
+        return f"DTZ {dtz} disagrees with WDL {wdl}"
+    outcomes = []
+    for move in board.legal_moves:
+        zeroing = board.is_zeroing(move)
+        board.push(move)
+        try:
+            if board.is_checkmate():
+                outcomes.append(1)
+            elif zeroing:
+                child = prober.probe_wdl(board)
+                outcomes.append({-2: 1, -1: 101, 0: 0, 1: -101, 2: -1}[child])
+            else:
+                child = prober.probe_dtz(board)
+                outcomes.append(-child + (1 if child < 0 else -1 if child > 0 else 0))
+        finally:
+            board.pop()
+    if not outcomes:
+        return None
+    if wdl > 0:
+        expected = min(v for v in outcomes if v > 0) if any(v > 0 for v in outcomes) else None
+    else:
+        expected = min(outcomes) if all(v < 0 for v in outcomes) else None
+    if expected is None or abs(abs(dtz) - abs(expected)) > 1:
+        return f"DTZ {dtz} but a 1-ply search of the children gives {expected}"
+    return None
+
+
+def deep_check(path: str, prober: Prober, *, samples: int, seed: int) -> tuple[int, list[str]]:
+    """Probe ``samples`` seeded random positions of the file's table and check them 1 ply deep.
+
+    Returns (positions checked, problems). Positions whose children need a table
+    that is absent are skipped (they test nothing about this file).
+    """
+    name, ext = os.path.splitext(os.path.basename(path))
+    rng = random.Random(f"{seed}:{name}")
+    checked, problems = 0, []
+    for i in range(samples):
+        material = name if i % 2 == 0 else _flip_material(name)
+        board = random_position(material, rng)
+        try:
+            problem = (_wdl_consistent if ext == ".rtbw" else _dtz_consistent)(board, prober)
+        except NotCoveredError as exc:
+            if exc.answer.reason is Reason.CORRUPT_TABLE and name in exc.answer.tables:
+                problems.append(str(exc))
+                break
+            continue
+        checked += 1
+        if problem:
+            problems.append(f"{board.fen()}: {problem}")
+            if len(problems) >= 3:
+                break
+    return checked, problems
+
+
+# -- verify -------------------------------------------------------------------------
+
+
+@dataclass
+class FileReport:
+    path: str
+    size: int
+    problems: list[str] = field(default_factory=list)
+    #: "ok", "mismatch", "unlisted", or "-" when no list was given.
+    checksum: str = "-"
+    deep_checked: int = 0
+
+    @property
+    def name(self) -> str:
+        return os.path.basename(self.path)
+
+    @property
+    def ok(self) -> bool:
+        return not self.problems
+
+
+def verify_file(path: str, *, checksums: dict[str, str] | None = None,
+                prober: Prober | None = None, samples: int = 0, seed: int = 0) -> FileReport:
+    """All checks of one file: structure, opens in python-chess, checksum, and deep sampling."""
+    report = FileReport(path, os.path.getsize(path) if os.path.exists(path) else 0)
+    report.problems = structure_problems(path)
+    if not report.problems:
+        problem = open_problem(path)
+        if problem:
+            report.problems.append(problem)
+    if checksums is not None:
+        expected = checksums.get(report.name)
+        if expected is None:
+            report.checksum = "unlisted"
+        elif report.size >= 16 and embedded_checksum(path) == expected:
+            report.checksum = "ok"
+        else:
+            report.checksum = "mismatch"
+            report.problems.append(f"embedded checksum differs from the list ({expected})")
+    if prober is not None and samples > 0 and not report.problems:
+        report.deep_checked, deep = deep_check(path, prober, samples=samples, seed=seed)
+        report.problems.extend(deep)
+    return report
+
+
+def verify(path: str, *, checksums: dict[str, str] | None = None, deep: bool = False,
+           samples: int = 32, seed: int = 1,
+           on_file: Callable[[FileReport], None] | None = None) -> list[FileReport]:
+    """Verify every table file in ``path`` (os.pathsep-separated directories)."""
+    found = scan(path)
+    files = sorted(list(found.wdl.values()) + list(found.dtz.values()),
+                   key=lambda p: (len(os.path.basename(p)), os.path.basename(p)))
+    prober = Prober(path, cache_size=0) if deep else None
+    reports = []
+    try:
+        for file_path in files:
+            report = verify_file(file_path, checksums=checksums, prober=prober,
+                                 samples=samples if deep else 0, seed=seed)
+            reports.append(report)
+            if on_file:
+                on_file(report)
+    finally:
+        if prober:
+            prober.close()
+    return reports
+
+
+# -- download -----------------------------------------------------------------------
+
+
+class DownloadError(Exception):
+    """A download failed (network, server or a bad file); the message says which and why."""
+
+
+@dataclass
+class DownloadResult:
+    downloaded: list[str] = field(default_factory=list)
+    present: list[str] = field(default_factory=list)
+    failed: dict[str, str] = field(default_factory=dict)
+    bytes: int = 0
+
+
+def _check_downloaded(path: str, filename: str, checksums: dict[str, str] | None) -> str | None:
+    problems = structure_problems(path)
+    if problems:
+        return "; ".join(problems)
+    if checksums is not None and filename in checksums and embedded_checksum(path) != checksums[filename]:
+        return f"embedded checksum differs from the list ({checksums[filename]})"
+    return None
+
+
+def fetch(url: str, target: str, *, timeout: float = 30.0,
+          on_bytes: Callable[[int, int | None], None] | None = None) -> int:
+    """Download ``url`` to ``target + '.part'`` (resuming it with an HTTP Range) and rename to target.
+
+    ``on_bytes(n, total)`` is called as data arrives. Returns the bytes
+    transferred. Raises :exc:`DownloadError` with a clear message on failure,
+    leaving the ``.part`` file for the next attempt to resume.
+    """
+    part = target + ".part"
+    have = os.path.getsize(part) if os.path.exists(part) else 0
+    request = urllib.request.Request(url, headers={"User-Agent": "chess-endgame"})
+    if have:
+        request.add_header("Range", f"bytes={have}-")
+    transferred = 0
+    try:
+        try:
+            response = urllib.request.urlopen(request, timeout=timeout)
+        except urllib.error.HTTPError as exc:
+            if exc.code == 416 and have:
+                # Range not satisfiable: the .part is already complete (or bad); finish or restart.
+                os.replace(part, target)
+                return 0
+            raise
+        with response:
+            total = response.headers.get("Content-Length")
+            total = int(total) if total and total.isdigit() else None
+            if have and response.status == 206:
+                mode = "ab"
+                if total is not None:
+                    total += have
+            else:
+                mode, have = "wb", 0
+            if on_bytes:
+                on_bytes(have, total)
+            with open(part, mode) as out:
+                while True:
+                    chunk = response.read(1 << 16)
+                    if not chunk:
+                        break
+                    out.write(chunk)
+                    transferred += len(chunk)
+                    if on_bytes:
+                        on_bytes(len(chunk), total)
+            if total is not None and os.path.getsize(part) < total:
+                raise DownloadError(f"{url}: connection closed after {os.path.getsize(part)} of "
+                                    f"{total} bytes; run the command again to resume")
+    except urllib.error.HTTPError as exc:
+        raise DownloadError(f"{url}: the mirror answered HTTP {exc.code} {exc.reason}") from None
+    except urllib.error.URLError as exc:
+        raise DownloadError(f"cannot reach {url}: {exc.reason}; check the network or try "
+                            f"another --mirror") from None
+    except (http.client.HTTPException, ConnectionError, TimeoutError) as exc:
+        raise DownloadError(f"{url}: transfer interrupted ({type(exc).__name__}: {exc}); run the "
+                            f"command again to resume") from None
+    os.replace(part, target)
+    return transferred
+
+
+def download(files: list[str], dest: str, *, mirror: str = DEFAULT_MIRROR,
+             checksums: dict[str, str] | None = None, timeout: float = 30.0,
+             on_start: Callable[[str], None] | None = None,
+             on_bytes: Callable[[int, int | None], None] | None = None,
+             on_done: Callable[[str, str], None] | None = None) -> DownloadResult:
+    """Download ``files`` (names like ``KQvK.rtbw``) from ``mirror`` into ``dest``.
+
+    Files already present and sound are kept. Each new file is written as
+    ``.part``, resumed with HTTP Range after an interruption, checked (structure
+    always, embedded checksum when ``checksums`` lists it) and then renamed into
+    place atomically. A file that fails its checks is deleted and reported.
+    Stops at the first network failure (the next run resumes); raises
+    :exc:`DownloadError` then.
+    """
+    os.makedirs(dest, exist_ok=True)
+    result = DownloadResult()
+    base = mirror if mirror.endswith("/") else mirror + "/"
+    for filename in files:
+        target = os.path.join(dest, filename)
+        if os.path.exists(target) and _check_downloaded(target, filename, checksums) is None:
+            result.present.append(filename)
+            if on_done:
+                on_done(filename, "present")
+            continue
+        if on_start:
+            on_start(filename)
+        result.bytes += fetch(base + filename, target, timeout=timeout, on_bytes=on_bytes)
+        problem = _check_downloaded(target, filename, checksums)
+        if problem:
+            os.remove(target)
+            result.failed[filename] = problem
+            if on_done:
+                on_done(filename, f"bad: {problem}")
+            continue
+        result.downloaded.append(filename)
+        if on_done:
+            on_done(filename, "downloaded")
+    return result

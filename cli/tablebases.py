@@ -1,0 +1,169 @@
+"""``chess-endgame tablebases info|verify|download``."""
+
+from __future__ import annotations
+
+import sys
+
+import click
+from tqdm import tqdm
+
+from chess_endgame import tables
+from chess_endgame.tablebase import HOW_TO_GET_TABLES, default_directory, resolve_path
+
+from .common import echo_json, fail, user_errors
+
+
+def _mib(size: int) -> str:
+    return f"{size / (1 << 20):.1f} MiB"
+
+
+@click.group()
+def tablebases() -> None:
+    """Inspect, verify and download Syzygy table files."""
+
+
+@tablebases.command()
+@click.argument("path", required=False)
+@click.option("--json", "as_json", is_flag=True, help="Print JSON instead of a table.")
+@user_errors
+def info(path: str | None, as_json: bool) -> None:
+    """Which tables are in PATH (default: $SYZYGY_PATH, else tablebases/), per piece count.
+
+    Lists the official 3-4-5-piece tables that are missing and the total size.
+    """
+    path = resolve_path(path)
+    report = tables.info(path)
+    if as_json:
+        echo_json({
+            "path": path, "directories": report.directories, "bad_directories": report.bad_directories,
+            "summary": report.summary, "total_size": report.total_size,
+            "pieces": [{"pieces": c.pieces, "wdl": c.wdl, "dtz": c.dtz, "missing": c.missing,
+                        "size": c.size} for c in report.counts],
+        })
+    else:
+        click.echo(f"Syzygy path: {path}")
+        for directory, problem in report.bad_directories.items():
+            click.echo(f"  {directory}: {problem}")
+        click.echo(report.summary)
+        click.echo(f"{'pieces':>6}  {'WDL':>4}  {'DTZ':>4}  {'missing':>7}  {'size':>11}")
+        for c in report.counts:
+            click.echo(f"{c.pieces:>6}  {len(c.wdl):>4}  {len(c.dtz):>4}  {len(c.missing):>7}  {_mib(c.size):>11}")
+        click.echo(f"total size: {_mib(report.total_size)}")
+        for c in report.counts:
+            if c.missing and c.pieces <= 5:
+                shown = ", ".join(c.missing[:12]) + (f", ... ({len(c.missing)} in all)" if len(c.missing) > 12 else "")
+                click.echo(f"missing {c.pieces}-piece tables (WDL or DTZ): {shown}")
+    if not any(c.wdl or c.dtz for c in report.counts):
+        click.echo(f"chess-endgame: no Syzygy tables in {path}; {HOW_TO_GET_TABLES}", err=True)
+        sys.exit(1)
+
+
+@tablebases.command()
+@click.argument("path", required=False)
+@click.option("--checksums", "checksum_files", multiple=True, type=click.Path(dir_okay=False),
+              help="Official checksum list (NAME.rtbw: <32 hex>); repeatable. The embedded "
+                   "checksum (last 16 bytes) of each listed file must match.")
+@click.option("--deep", is_flag=True,
+              help="Also probe seeded random positions of every table and check them against a "
+                   "1-ply search of their children.")
+@click.option("--samples", default=32, show_default=True, type=click.IntRange(1, 100000),
+              help="Positions per table with --deep.")
+@click.option("--seed", default=1, show_default=True, type=int, help="Seed of the --deep sample.")
+@user_errors
+def verify(path: str | None, checksum_files: tuple[str, ...], deep: bool, samples: int, seed: int) -> None:
+    """Check every table file in PATH: header, size, opens in python-chess, checksums, --deep.
+
+    Exits 1 when any file is bad.
+    """
+    path = resolve_path(path)
+    checksums = tables.read_checksums(checksum_files) if checksum_files else None
+    found = tables.scan(path)
+    total = len(found.wdl) + len(found.dtz)
+    if not total:
+        fail(f"no Syzygy tables in {path}; {HOW_TO_GET_TABLES}")
+    bad: list[tables.FileReport] = []
+    counts = {"ok": 0, "mismatch": 0, "unlisted": 0, "-": 0}
+    checked = 0
+    with tqdm(total=total, unit="file", desc="verify", file=sys.stderr, dynamic_ncols=True, disable=None) as bar:
+        def on_file(report: tables.FileReport) -> None:
+            nonlocal checked
+            counts[report.checksum] += 1
+            checked += report.deep_checked
+            if not report.ok:
+                bad.append(report)
+            bar.set_postfix(bad=len(bad))
+            bar.update(1)
+
+        reports = tables.verify(path, checksums=checksums, deep=deep, samples=samples, seed=seed,
+                                on_file=on_file)
+    click.echo(f"{'files':<22}{len(reports)}")
+    click.echo(f"{'sound':<22}{len(reports) - len(bad)}")
+    click.echo(f"{'bad':<22}{len(bad)}")
+    if checksums is not None:
+        click.echo(f"{'checksum ok':<22}{counts['ok']}")
+        click.echo(f"{'checksum mismatch':<22}{counts['mismatch']}")
+        click.echo(f"{'not in the list':<22}{counts['unlisted']}")
+    if deep:
+        click.echo(f"{'positions checked':<22}{checked} ({samples} sampled per file, seed {seed})")
+    for report in bad:
+        for problem in report.problems:
+            click.echo(f"BAD {report.path}: {problem}")
+    sys.exit(1 if bad else 0)
+
+
+@tablebases.command()
+@click.option("--pieces", type=click.Choice(["3", "4", "5"]), default="5", show_default=True,
+              help="Download every table with up to this many pieces.")
+@click.option("--wdl-only", is_flag=True, help="Only the WDL files (.rtbw): enough for search, not "
+                                                "for perfect play at the root.")
+@click.option("--dest", type=click.Path(file_okay=False), default=None,
+              help="Directory to write to (default: the checkout's tablebases/, else ./tablebases).")
+@click.option("--mirror", default=tables.DEFAULT_MIRROR, show_default=True,
+              help="Base URL of a Syzygy 3-4-5 mirror (another: " + tables.OTHER_MIRRORS[0] + ").")
+@click.option("--checksums", "checksum_files", multiple=True, type=click.Path(dir_okay=False),
+              help="Official checksum list; every downloaded file listed there must match it.")
+@click.option("--timeout", default=30.0, show_default=True, type=float, help="Network timeout in seconds.")
+@user_errors
+def download(pieces: str, wdl_only: bool, dest: str | None, mirror: str,
+             checksum_files: tuple[str, ...], timeout: float) -> None:
+    """Download the official Syzygy files, resuming partial ones, checking each file."""
+    dest = dest or default_directory()
+    checksums = tables.read_checksums(checksum_files) if checksum_files else None
+    files = tables.table_files(int(pieces), wdl_only=wdl_only)
+    click.echo(f"{len(files)} files from {mirror} into {dest}", err=True)
+    overall = tqdm(total=len(files), unit="file", desc="tables", file=sys.stderr, dynamic_ncols=True, disable=None)
+    current: dict[str, tqdm] = {}
+
+    def on_start(name: str) -> None:
+        current["bar"] = tqdm(unit="B", unit_scale=True, unit_divisor=1024, desc=name, leave=False,
+                              file=sys.stderr, dynamic_ncols=True, disable=None)
+
+    def on_bytes(n: int, total: int | None) -> None:
+        bar = current.get("bar")
+        if bar is not None:
+            if total is not None and bar.total != total:
+                bar.total = total
+            bar.update(n)
+
+    def on_done(name: str, status: str) -> None:
+        bar = current.pop("bar", None)
+        if bar is not None:
+            bar.close()
+        overall.update(1)
+
+    try:
+        result = tables.download(files, dest, mirror=mirror, checksums=checksums, timeout=timeout,
+                                 on_start=on_start, on_bytes=on_bytes, on_done=on_done)
+    except tables.DownloadError as exc:
+        for bar in current.values():
+            bar.close()
+        overall.close()
+        click.echo(f"chess-endgame: download failed: {exc}", err=True)
+        sys.exit(1)
+    overall.close()
+    click.echo(f"downloaded {len(result.downloaded)} files ({_mib(result.bytes)}), "
+               f"{len(result.present)} already present, {len(result.failed)} bad")
+    for name, problem in result.failed.items():
+        click.echo(f"BAD {name}: {problem}")
+    click.echo(f"use them with: SYZYGY_PATH={dest} (or --syzygy-path / UCI SyzygyPath)")
+    sys.exit(1 if result.failed else 0)

@@ -1,0 +1,186 @@
+"""``chess-endgame tablebases info|verify|download`` against real files and a local mirror."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import socket
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+
+from chess_endgame import tables
+from chess_endgame_cli.main import cli
+
+from .httpserver import serve
+
+
+def run(*args: str) -> tuple[int, str, str]:
+    result = CliRunner().invoke(cli, list(args))
+    return result.exit_code, result.stdout, result.stderr
+
+
+@pytest.fixture(scope="module")
+def checksum_lists(shared: Path) -> list[str]:
+    return [str(shared / "syzygy" / "checksums" / n) for n in ("wdl345.txt", "dtz345.txt")]
+
+
+def test_official_names_come_from_python_chess() -> None:
+    names = tables.official_names(5)
+    assert len(names) == 145 and names[0] == "KBvK" and "KRPvKR" in names
+    assert tables.table_files(3) == [f"{n}.{e}" for n in ("KBvK", "KNvK", "KPvK", "KQvK", "KRvK")
+                                     for e in ("rtbw", "rtbz")]
+    assert tables.table_files(3, wdl_only=True)[:2] == ["KBvK.rtbw", "KNvK.rtbw"]
+
+
+def test_info(syzygy_path: str) -> None:
+    code, out, _ = run("tablebases", "info", syzygy_path)
+    assert code == 0
+    found = tables.scan(syzygy_path)
+    assert f"Found {len(found.wdl)} WDL and {len(found.dtz)} DTZ tablebase files" in out
+    assert "total size:" in out
+    code, out, _ = run("tablebases", "info", syzygy_path, "--json")
+    import json
+    data = json.loads(out)
+    three = next(p for p in data["pieces"] if p["pieces"] == 3)
+    assert sorted(three["wdl"]) == ["KBvK", "KNvK", "KPvK", "KQvK", "KRvK"] and not three["missing"]
+    five = next(p for p in data["pieces"] if p["pieces"] == 5)
+    assert len(five["wdl"]) + len(five["missing"]) >= 110  # 110 official 5-piece tables
+
+
+def test_info_empty_dir_says_how_to_get_tables(tmp_path: Path) -> None:
+    code, out, err = run("tablebases", "info", str(tmp_path))
+    assert code == 1
+    assert "tablebases download" in err
+    assert "missing 3-piece tables" in out
+
+
+def test_verify_with_checksums(syzygy_path: str, checksum_lists: list[str]) -> None:
+    args = ["tablebases", "verify", syzygy_path]
+    for c in checksum_lists:
+        args += ["--checksums", c]
+    code, out, _ = run(*args)
+    assert code == 0, out
+    assert "bad                   0" in out
+    assert "checksum mismatch     0" in out
+
+
+def test_verify_reports_bad_files(syzygy_dir: Path, tmp_path: Path, checksum_lists: list[str]) -> None:
+    shutil.copy(syzygy_dir / "KQvK.rtbz", tmp_path)
+    data = (syzygy_dir / "KRvK.rtbw").read_bytes()
+    (tmp_path / "KRvK.rtbw").write_bytes(data[:-5])                        # truncated
+    (tmp_path / "KBvK.rtbw").write_bytes(os.urandom(80))                   # garbage
+    changed = bytearray((syzygy_dir / "KQvK.rtbw").read_bytes())
+    changed[-1] ^= 1                                                        # wrong checksum
+    (tmp_path / "KQvK.rtbw").write_bytes(bytes(changed))
+    code, out, _ = run("tablebases", "verify", str(tmp_path), "--checksums", checksum_lists[0],
+                       "--checksums", checksum_lists[1])
+    assert code == 1
+    assert "BAD" in out and "KRvK.rtbw: size" in out
+    assert "KBvK.rtbw: bad magic header" in out
+    assert "KQvK.rtbw: embedded checksum differs" in out
+    assert "KQvK.rtbz" not in out.split("bad")[-1]
+
+
+def test_verify_deep_finds_flipped_bytes(syzygy_dir: Path, tmp_path: Path) -> None:
+    for name in ("KPvK.rtbw", "KPvK.rtbz", "KQvK.rtbw", "KQvK.rtbz"):
+        shutil.copy(syzygy_dir / name, tmp_path)
+        os.chmod(tmp_path / name, 0o644)
+    data = bytearray((tmp_path / "KPvK.rtbw").read_bytes())
+    for i in range(len(data) // 4, len(data) - 16, 97):
+        data[i] ^= 0xFF
+    (tmp_path / "KPvK.rtbw").write_bytes(bytes(data))
+    code, out, _ = run("tablebases", "verify", str(tmp_path))
+    assert code == 0, "header, size and opening cannot see flipped data bytes"
+    code, out, _ = run("tablebases", "verify", str(tmp_path), "--deep", "--samples", "24")
+    assert code == 1
+    assert "BAD" in out and "KPvK.rtbw" in out and "positions checked" in out
+    assert "KQvK" not in "".join(line for line in out.splitlines() if line.startswith("BAD"))
+
+
+def test_malformed_checksum_list(syzygy_path: str, tmp_path: Path) -> None:
+    bad = tmp_path / "sums.txt"
+    bad.write_text("KQvK.rtbw: af0d561da4523cb21a8cf05e9bc5cc6e\nthis is not a checksum\n")
+    code, _, err = run("tablebases", "verify", syzygy_path, "--checksums", str(bad))
+    assert code == 2
+    assert "sums.txt:2" in err and "Traceback" not in err
+
+
+def test_verify_without_tables(tmp_path: Path) -> None:
+    code, _, err = run("tablebases", "verify", str(tmp_path))
+    assert code == 2 and "no Syzygy tables" in err
+
+
+def _mirror_dir(syzygy_dir: Path, tmp_path: Path) -> Path:
+    mirror = tmp_path / "mirror"
+    mirror.mkdir()
+    for name in tables.table_files(3):
+        shutil.copy(syzygy_dir / name, mirror / name)
+    return mirror
+
+
+def test_download_from_local_mirror(syzygy_dir: Path, tmp_path: Path, checksum_lists: list[str]) -> None:
+    mirror = _mirror_dir(syzygy_dir, tmp_path)
+    dest = tmp_path / "dest"
+    with serve(str(mirror)) as (url, log):
+        code, out, err = run("tablebases", "download", "--pieces", "3", "--dest", str(dest), "--mirror", url,
+                             "--checksums", checksum_lists[0], "--checksums", checksum_lists[1])
+        assert code == 0, err
+        assert "downloaded 10 files" in out
+        for name in tables.table_files(3):
+            assert (dest / name).read_bytes() == (syzygy_dir / name).read_bytes()
+        assert not list(dest.glob("*.part"))
+        # A second run finds everything present and downloads nothing.
+        log.clear()
+        code, out, _ = run("tablebases", "download", "--pieces", "3", "--dest", str(dest), "--mirror", url)
+        assert code == 0 and "downloaded 0 files" in out and "10 already present" in out
+        assert log == []
+
+
+def test_download_resumes_an_interrupted_transfer(syzygy_dir: Path, tmp_path: Path) -> None:
+    mirror = _mirror_dir(syzygy_dir, tmp_path)
+    dest = tmp_path / "dest"
+    with serve(str(mirror), cut_after={"KQvK.rtbz": 1000}) as (url, log):
+        code, _, err = run("tablebases", "download", "--pieces", "3", "--dest", str(dest), "--mirror", url)
+        assert code == 1
+        assert "KQvK.rtbz" in err and "resume" in err
+        assert (dest / "KQvK.rtbz.part").stat().st_size == 1000
+        assert not (dest / "KQvK.rtbz").exists()
+        code, out, err = run("tablebases", "download", "--pieces", "3", "--dest", str(dest), "--mirror", url)
+        assert code == 0, err
+    assert ("KQvK.rtbz", "bytes=1000-") in log
+    assert (dest / "KQvK.rtbz").read_bytes() == (syzygy_dir / "KQvK.rtbz").read_bytes()
+    assert not list(dest.glob("*.part"))
+
+
+def test_download_rejects_a_bad_checksum(syzygy_dir: Path, tmp_path: Path) -> None:
+    mirror = _mirror_dir(syzygy_dir, tmp_path)
+    sums = tmp_path / "sums.txt"
+    sums.write_text("KBvK.rtbw: " + "0" * 32 + "\n")
+    dest = tmp_path / "dest"
+    with serve(str(mirror)) as (url, _):
+        code, out, _ = run("tablebases", "download", "--pieces", "3", "--wdl-only", "--dest", str(dest),
+                           "--mirror", url, "--checksums", str(sums))
+    assert code == 1
+    assert "BAD KBvK.rtbw: embedded checksum differs" in out
+    assert not (dest / "KBvK.rtbw").exists() and (dest / "KQvK.rtbw").exists()
+
+
+def test_download_missing_file_on_mirror(syzygy_dir: Path, tmp_path: Path) -> None:
+    mirror = _mirror_dir(syzygy_dir, tmp_path)
+    (mirror / "KNvK.rtbw").unlink()
+    with serve(str(mirror)) as (url, _):
+        code, _, err = run("tablebases", "download", "--pieces", "3", "--dest", str(tmp_path / "d"),
+                           "--mirror", url)
+    assert code == 1 and "HTTP 404" in err and "KNvK.rtbw" in err
+
+
+def test_download_network_failure(tmp_path: Path) -> None:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    code, _, err = run("tablebases", "download", "--pieces", "3", "--dest", str(tmp_path),
+                       "--mirror", f"http://127.0.0.1:{port}/", "--timeout", "5")
+    assert code == 1
+    assert "cannot reach" in err and "Traceback" not in err
