@@ -53,6 +53,7 @@ class Reason(enum.Enum):
     CASTLING = "castling rights"
     MISSING_TABLE = "missing table"
     CORRUPT_TABLE = "corrupt table"
+    INVALID_POSITION = "invalid position"
 
 
 @dataclass(frozen=True)
@@ -369,6 +370,10 @@ class Prober:
                 (name,)))
         text = str(exc.args[0]) if exc.args else str(exc)
         name = text.rsplit(" ", 1)[-1]
+        if isinstance(exc, chess.syzygy.MissingTableError) and (not name.startswith("K") or "vK" not in name):
+            # python-chess resolved a capture of a king: the side not to move was in check.
+            return NotCoveredError(NotCovered(
+                Reason.INVALID_POSITION, "invalid position: the side not to move is in check"))
         if isinstance(exc, chess.syzygy.MissingTableError):
             kind = "WDL" if " wdl " in text else "DTZ"
             ext = ".rtbw" if kind == "WDL" else ".rtbz"

@@ -163,3 +163,9 @@ def test_empty_table_file(tmp_path: Path) -> None:
     prober = Prober(str(tmp_path))
     answer = prober.probe(chess.Board("4k3/8/8/8/8/8/8/4KR2 w - - 0 1"))
     assert isinstance(answer, NotCovered) and answer.reason is Reason.CORRUPT_TABLE
+
+
+def test_invalid_position_is_not_reported_as_a_missing_table(prober: Prober) -> None:
+    # The black king is in check with White to move: python-chess would "capture" it.
+    answer = prober.probe(chess.Board("8/8/8/8/8/5k2/8/2KB1N2 w - - 0 1"))
+    assert isinstance(answer, NotCovered) and answer.reason is Reason.INVALID_POSITION
