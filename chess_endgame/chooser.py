@@ -171,14 +171,15 @@ def _bounds(wdl: int, rule50: bool) -> tuple[MoveClass, MoveClass, int]:
 
 
 def choose(board: chess.Board, prober: Prober, *, rule50: bool = True,
-           full: bool = False) -> Choice | NotCovered:
+           full: bool = False, root_dtz: bool | None = None) -> Choice | NotCovered:
     """Rank every legal move of ``board`` (clock and move stack included).
 
     ``rule50=False`` counts cursed wins as wins and blessed losses as losses
     (UCI ``Syzygy50MoveRule false``). ``full=True`` probes the DTZ of every
     move (for display); otherwise DTZ is probed only where it can change the
-    choice. Returns :class:`NotCovered` when the tables cannot answer (then the
-    searcher plays).
+    choice; ``root_dtz`` (default: ``full``) also probes the root's DTZ.
+    Returns :class:`NotCovered` when the tables cannot answer (then the searcher
+    plays).
     """
     not_covered = prober.covers(board)
     if not_covered is not None:
@@ -187,36 +188,12 @@ def choose(board: chess.Board, prober: Prober, *, rule50: bool = True,
     try:
         root_wdl = prober.probe_wdl(board)
         moves: list[RankedMove] = []
-        pending: list[tuple[RankedMove, MoveClass, int]] = []  # (move, lowest class, min D)
+        pending: list[tuple[RankedMove, MoveClass, int]] = []  # (move, lowest class, least D)
         for move in board.legal_moves:
-            zeroing = board.is_zeroing(move)
-            board.push(move)
-            try:
-                child_wdl = prober.probe_wdl(board)
-                checkmate = child_wdl == -2 and board.is_check() and board.is_checkmate()
-                stalemate = (child_wdl == 0 and not board.is_check()
-                             and not any(board.generate_legal_moves()))
-                draw_now = stalemate or board.is_insufficient_material() or board.is_repetition(3)
-            finally:
-                board.pop()
-            entry = RankedMove(move, MoveClass.DRAW, 0, 0, -child_wdl, None, zeroing,
-                               checkmate, stalemate)
-            if checkmate:
-                entry.distance, entry.s, entry.cls, entry.dtz = 1, 1, MoveClass.WIN, 1
-            elif draw_now:
-                pass  # DRAW with D = 0 whatever the tables say
-            elif zeroing:
-                distance = ZEROING_DISTANCE[child_wdl]
-                entry.distance, entry.s = distance, abs(distance)
-                entry.cls = classify(distance, abs(distance), rule50=rule50)
-            elif (clock >= 99 and rule50) or child_wdl == 0:
-                pass  # DRAW with D = 0
-            else:
-                low, high, min_distance = _bounds(-child_wdl, rule50)
-                entry.cls, entry.distance, entry.s, entry.exact = high, None, None, False
-                pending.append((entry, low, min_distance))
+            entry, bounds = _entry(board, move, prober, rule50)
             moves.append(entry)
-
+            if bounds is not None:
+                pending.append((entry, *bounds))
         exact = [m for m in moves if m.exact]
         best_low = max([m.cls for m in exact] + [low for _, low, _ in pending], default=MoveClass.LOSS)
         for entry, _low, min_distance in pending:
@@ -228,10 +205,52 @@ def choose(board: chess.Board, prober: Prober, *, rule50: bool = True,
                 if entry.dtz is None:
                     entry.dtz = _child_dtz(board, entry.move, prober)
         moves.sort(key=RankedMove.sort_key)
-        root_dtz = prober.probe_dtz(board) if full else None
+        dtz = prober.probe_dtz(board) if (full if root_dtz is None else root_dtz) else None
     except NotCoveredError as exc:
         return exc.answer
-    return Choice(board.fen(), clock, moves, root_wdl, root_dtz)
+    return Choice(board.fen(), clock, moves, root_wdl, dtz)
+
+
+def rank_move(board: chess.Board, move: chess.Move, prober: Prober, *, rule50: bool = True) -> RankedMove:
+    """The exact class and distance of one legal move (for comments and checks).
+
+    :raises NotCoveredError: when the tables cannot answer.
+    """
+    entry, bounds = _entry(board, move, prober, rule50)
+    if bounds is not None:
+        _resolve(board, entry, prober, board.halfmove_clock, rule50)
+    return entry
+
+
+def _entry(board: chess.Board, move: chess.Move, prober: Prober,
+           rule50: bool) -> tuple[RankedMove, tuple[MoveClass, int] | None]:
+    """The move's verdict from the child's WDL; bounds (lowest class, least D) when DTZ is still needed."""
+    clock = board.halfmove_clock
+    zeroing = board.is_zeroing(move)
+    board.push(move)
+    try:
+        child_wdl = prober.probe_wdl(board)
+        checkmate = child_wdl == -2 and board.is_check() and board.is_checkmate()
+        stalemate = child_wdl == 0 and not board.is_check() and not any(board.generate_legal_moves())
+        draw_now = stalemate or board.is_insufficient_material() or board.is_repetition(3)
+    finally:
+        board.pop()
+    entry = RankedMove(move, MoveClass.DRAW, 0, 0, -child_wdl, None, zeroing, checkmate, stalemate)
+    if checkmate:
+        entry.distance, entry.s, entry.cls, entry.dtz = 1, 1, MoveClass.WIN, 1
+    elif draw_now:
+        pass  # DRAW with D = 0, whatever the tables say
+    elif zeroing:
+        distance = ZEROING_DISTANCE[child_wdl]
+        entry.distance, entry.s = distance, abs(distance)
+        entry.cls = classify(distance, abs(distance), rule50=rule50)
+    elif (clock >= 99 and rule50) or child_wdl == 0:
+        pass  # DRAW with D = 0: the 50-move draw can be claimed, or the child is drawn
+    else:
+        low, high, min_distance = _bounds(-child_wdl, rule50)
+        entry.cls, entry.distance, entry.s, entry.exact = high, None, None, False
+        return entry, (low, min_distance)
+    return entry, None
 
 
 def _cannot_be_best(entry: RankedMove, min_distance: int, clock: int, best_low: MoveClass,
