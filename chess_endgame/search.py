@@ -1,0 +1,666 @@
+"""Alpha-beta searcher: PVS, iterative deepening, aspiration windows, quiescence, TT, TB probes.
+
+Scores are centipawns from the side to move. A mate in ``n`` plies scores
+``MATE - n``; a tablebase win found ``p`` plies from the root scores
+``TB_WIN - p`` (Stockfish's convention, reported as ``cp 20000-p``). The search
+never prints: it reports through the ``on_info`` callback and returns a
+:class:`SearchResult`.
+
+Draws: a position that repeats one earlier in the search path, or twice in
+the game history, as in Stockfish; the 50-move rule at a halfmove clock of 100
+unless the side to move is mated; insufficient material.
+
+Inside the tree moves are int codes (see :mod:`.searchboard`); the board is a
+:class:`~.searchboard.SearchBoard` copy of the root, never the caller's board.
+"""
+
+from __future__ import annotations
+
+import threading
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+
+import chess
+
+from .evaluation import Evaluator
+from .searchboard import SearchBoard, decode, encode, zobrist
+from .tablebase import NotCoveredError, Prober
+
+MATE = 32000
+MATE_BOUND = MATE - 1000     # |score| above this is a mate
+TB_WIN = 20000
+TB_BOUND = TB_WIN - 1000     # |score| above this (and below MATE_BOUND) is a tablebase result
+INF = MATE + 1
+MAX_PLY = 128
+
+EXACT, LOWER, UPPER = 0, 1, 2
+_NO_PV: list[int] = []  # shared, never mutated
+_PIECE_VALUE = (0, 100, 320, 330, 500, 950, 20000)
+_CAPTURE, _PROMOTION, _KILLER1, _KILLER2 = 1_000_000, 900_000, 800_000, 700_000
+_HISTORY_MAX = 500_000
+
+
+class _Stop(Exception):
+    """Raised inside the tree when a limit is reached."""
+
+
+@dataclass
+class Limits:
+    """When to stop. Any combination; none at all means: until :attr:`stop` is set.
+
+    ``movetime`` is in milliseconds; ``deadline`` and ``soft_deadline`` are
+    ``time.monotonic()`` instants: the search stops at the hard deadline and
+    starts no new iteration after the soft one. Fields may change while a search
+    runs (UCI ``ponderhit``); ``stop`` is thread-safe.
+    """
+
+    depth: int | None = None
+    nodes: int | None = None
+    movetime: int | None = None
+    deadline: float | None = None
+    soft_deadline: float | None = None
+    mate: int | None = None
+    searchmoves: list[chess.Move] | None = None
+    infinite: bool = False
+    stop: threading.Event = field(default_factory=threading.Event)
+
+
+@dataclass(frozen=True)
+class Score:
+    """A score as UCI reports it: ``cp`` centipawns, or ``mate`` in moves (negative: getting mated)."""
+
+    cp: int | None = None
+    mate: int | None = None
+
+    @classmethod
+    def from_value(cls, value: int) -> Score:
+        if value >= MATE_BOUND:
+            return cls(mate=(MATE - value + 1) // 2)
+        if value <= -MATE_BOUND:
+            return cls(mate=-((MATE + value) // 2))
+        return cls(cp=value)
+
+    def uci(self) -> str:
+        return f"mate {self.mate}" if self.mate is not None else f"cp {self.cp}"
+
+    def __str__(self) -> str:
+        return self.uci()
+
+
+@dataclass
+class Info:
+    """Progress after an iteration (one MultiPV line of it)."""
+
+    depth: int
+    seldepth: int
+    score: Score
+    nodes: int
+    nps: int
+    tbhits: int
+    hashfull: int
+    time_ms: int
+    pv: list[chess.Move]
+    multipv: int = 1
+    bound: str | None = None  # "lowerbound" / "upperbound" after an aspiration fail
+
+
+@dataclass
+class SearchResult:
+    best_move: chess.Move | None
+    ponder_move: chess.Move | None
+    score: Score
+    pv: list[chess.Move]
+    depth: int
+    seldepth: int
+    nodes: int
+    tbhits: int
+    time_ms: int
+    #: Every MultiPV line of the last completed iteration: (score, pv).
+    lines: list[tuple[Score, list[chess.Move]]] = field(default_factory=list)
+
+
+class TranspositionTable:
+    """Slots derived from a size in MB; depth-preferred replacement with ageing.
+
+    A slot holds ``(zobrist key, depth, bound, score, move code, age)``.
+    """
+
+    #: Bytes one filled slot costs in CPython (slot pointer, tuple, key and score ints);
+    #: ``tests/test_search.py`` measures it with tracemalloc.
+    ENTRY_BYTES = 200
+
+    def __init__(self, size_mb: int = 16) -> None:
+        self.resize(size_mb)
+
+    def resize(self, size_mb: int) -> None:
+        slots = max(1024, size_mb * (1 << 20) // self.ENTRY_BYTES)
+        self.size = 1 << (slots.bit_length() - 1)
+        self.mask = self.size - 1
+        self.slots: list[tuple | None] = [None] * self.size
+        self.age = 0
+
+    def clear(self) -> None:
+        self.slots = [None] * self.size
+        self.age = 0
+
+    def new_search(self) -> None:
+        self.age = (self.age + 1) & 255
+
+    def get(self, key: int) -> tuple | None:
+        entry = self.slots[key & self.mask]
+        return entry if entry is not None and entry[0] == key else None
+
+    def put(self, key: int, depth: int, bound: int, score: int, move: int) -> None:
+        index = key & self.mask
+        old = self.slots[index]
+        if old is None or old[0] == key or old[5] != self.age or depth >= old[1]:
+            self.slots[index] = (key, depth, bound, score, move, self.age)
+
+    def hashfull(self) -> int:
+        """Permille of the first 1000 slots used by the current search (UCI ``hashfull``)."""
+        sample = self.slots[:1000]
+        return sum(1 for e in sample if e is not None and e[5] == self.age) * 1000 // len(sample)
+
+
+def _to_tt(score: int, ply: int) -> int:
+    """Mate and TB scores are stored relative to the node, not the root."""
+    if score >= TB_BOUND:
+        return score + ply
+    if score <= -TB_BOUND:
+        return score - ply
+    return score
+
+
+def _from_tt(score: int, ply: int) -> int:
+    if score >= TB_BOUND:
+        return score - ply
+    if score <= -TB_BOUND:
+        return score + ply
+    return score
+
+
+def _first(item: tuple) -> int:
+    return item[0]
+
+
+class Searcher:
+    """Negamax alpha-beta with PVS over a :class:`~.searchboard.SearchBoard`.
+
+    ``prober`` enables WDL probes inside the tree after zeroing moves
+    (``probe_depth``: the least remaining depth to probe at, Stockfish's
+    SyzygyProbeDepth; ``rule50``: cursed wins and blessed losses score as
+    draws). ``hash_mb`` sizes the transposition table; ``multipv`` the number of
+    lines reported.
+    """
+
+    def __init__(self, evaluator: Evaluator | None = None, *, prober: Prober | None = None,
+                 hash_mb: int = 16, probe_depth: int = 1, rule50: bool = True, multipv: int = 1) -> None:
+        self.evaluator = evaluator or Evaluator()
+        self.prober = prober
+        self.tt = TranspositionTable(hash_mb)
+        self.probe_depth = probe_depth
+        self.rule50 = rule50
+        self.multipv = multipv
+        self._eval_cache: dict[int, int] = {}
+        self._history = [[0] * 4096, [0] * 4096]
+        self.nodes = self.tbhits = self.seldepth = 0
+
+    def clear(self) -> None:
+        """Forget everything learnt (UCI ``ucinewgame``)."""
+        self.tt.clear()
+        self._eval_cache.clear()
+        self._history = [[0] * 4096, [0] * 4096]
+
+    # -- public --------------------------------------------------------------
+
+    def search(self, board: chess.Board, limits: Limits | None = None,
+               on_info: Callable[[Info], None] | None = None) -> SearchResult:
+        """Search ``board`` (left untouched; its move stack is the game history) within ``limits``."""
+        limits = limits or Limits()
+        self.limits = limits
+        self.start = time.monotonic()
+        self.nodes = self.tbhits = self.seldepth = 0
+        self._next_check = 0
+        self._partial: tuple[int, list[int]] | None = None
+        self._line = 0
+        self._killers = [[0, 0] for _ in range(MAX_PLY + 2)]
+        self._pv: list[list[int]] = [[] for _ in range(MAX_PLY + 2)]
+        self.tt.new_search()
+        if len(self._eval_cache) > 300_000:
+            self._eval_cache.clear()
+        self._tb_pieces = self.prober.max_pieces if self.prober and self.prober.available else 0
+        self._count_history(board)
+        self.board = SearchBoard.from_board(board)
+
+        root_moves = [encode(m) for m in board.legal_moves]
+        if limits.searchmoves:
+            wanted = {encode(m) for m in limits.searchmoves}
+            root_moves = [m for m in root_moves if m in wanted] or root_moves
+        result = SearchResult(None, None, Score(cp=0), [], 0, 0, 0, 0, 0)
+        if not root_moves:
+            result.score = Score(mate=0) if board.is_check() else Score(cp=0)
+            return result
+        result.best_move = decode(root_moves[0])
+        self._root_scores = dict.fromkeys(root_moves, 0)
+        previous = 0
+        try:
+            for depth in range(1, min(limits.depth or MAX_PLY, MAX_PLY) + 1):
+                lines = []
+                excluded: set[int] = set()
+                for line in range(min(self.multipv, len(root_moves))):
+                    self._line = line
+                    moves = [m for m in root_moves if m not in excluded]
+                    score = self._aspiration(depth, previous if line == 0 else None, moves, on_info, line + 1)
+                    pv_codes = self._pv[0] or moves[:1]
+                    pv = [decode(c) for c in pv_codes]
+                    lines.append((Score.from_value(score), pv))
+                    excluded.add(pv_codes[0])
+                    if line == 0:
+                        previous = score
+                        result.best_move, result.score, result.pv = pv[0], Score.from_value(score), pv
+                        result.ponder_move = pv[1] if len(pv) > 1 else None
+                    if on_info:
+                        on_info(self._info(depth, score, pv, line + 1))
+                result.depth, result.lines = depth, lines
+                if self._done_after_iteration(previous, len(root_moves)):
+                    break
+        except _Stop:
+            while self.board.ply:
+                self.board.pop()
+            if self._partial is not None:
+                # The unfinished iteration already proved a move at least as good: play it.
+                move, pv_codes = self._partial
+                result.best_move = decode(move)
+                result.pv = [decode(c) for c in pv_codes]
+                result.ponder_move = result.pv[1] if len(result.pv) > 1 else None
+        result.seldepth = self.seldepth
+        result.nodes, result.tbhits = self.nodes, self.tbhits
+        result.time_ms = int((time.monotonic() - self.start) * 1000)
+        return result
+
+    # -- limits ------------------------------------------------------------------
+
+    def _check(self) -> None:
+        limits = self.limits
+        if limits.stop.is_set():
+            raise _Stop
+        if limits.nodes is not None and self.nodes >= limits.nodes:
+            raise _Stop
+        now = time.monotonic()
+        if limits.deadline is not None and now >= limits.deadline:
+            raise _Stop
+        if limits.movetime is not None and (now - self.start) * 1000 >= limits.movetime:
+            raise _Stop
+        self._next_check = self.nodes + 256
+        if limits.nodes is not None:
+            self._next_check = min(self._next_check, limits.nodes)
+
+    def _done_after_iteration(self, score: int, root_count: int) -> bool:
+        limits = self.limits
+        if limits.infinite:
+            return False
+        if limits.mate is not None and score >= MATE_BOUND and (MATE - score + 1) // 2 <= limits.mate:
+            return True
+        if limits.soft_deadline is not None and time.monotonic() >= limits.soft_deadline:
+            return True
+        return root_count == 1 and (limits.soft_deadline is not None or limits.deadline is not None)
+
+    def _info(self, depth: int, score: int, pv: list[chess.Move], multipv: int, bound: str | None = None) -> Info:
+        elapsed = time.monotonic() - self.start
+        return Info(depth, self.seldepth, Score.from_value(score), self.nodes,
+                    int(self.nodes / elapsed) if elapsed > 0 else 0, self.tbhits, self.tt.hashfull(),
+                    int(elapsed * 1000), pv, multipv, bound)
+
+    def _count_history(self, board: chess.Board) -> None:
+        """Count the game's positions since the last zeroing move (root included)."""
+        board = board.copy()
+        counts: dict[int, int] = {}
+        for _ in range(min(board.halfmove_clock, len(board.move_stack)) + 1):
+            key = zobrist(board)
+            counts[key] = counts.get(key, 0) + 1
+            if not board.move_stack:
+                break
+            board.pop()
+        self._game_counts = counts
+        self._path: set[int] = set()
+
+    # -- iterative deepening -------------------------------------------------------
+
+    def _aspiration(self, depth: int, previous: int | None, moves: list[int],
+                    on_info: Callable[[Info], None] | None, multipv: int) -> int:
+        if previous is None or depth < 4 or abs(previous) >= TB_BOUND:
+            return self._root(depth, -INF, INF, moves)
+        delta = 30
+        alpha, beta = previous - delta, previous + delta
+        while True:
+            score = self._root(depth, alpha, beta, moves)
+            if alpha < score < beta:
+                return score
+            bound = "upperbound" if score <= alpha else "lowerbound"
+            if score <= alpha:
+                alpha = max(score - delta, -INF)
+            else:
+                beta = min(score + delta, INF)
+            if on_info and time.monotonic() - self.start > 1.0:
+                pv = [decode(c) for c in self._pv[0] or moves[:1]]
+                on_info(self._info(depth, score, pv, multipv, bound))
+            delta *= 2
+
+    def _root(self, depth: int, alpha: int, beta: int, moves: list[int]) -> int:
+        board = self.board
+        scores = self._root_scores
+        moves.sort(key=scores.__getitem__, reverse=True)
+        root_key = board.zobrist
+        self._path.add(root_key)
+        self._pv[0] = []
+        best = -INF
+        try:
+            for i, move in enumerate(moves):
+                board.push_code(move)
+                try:
+                    if i == 0:
+                        score = -self._search(depth - 1, -beta, -alpha, 1, True)
+                    else:
+                        score = -self._search(depth - 1, -alpha - 1, -alpha, 1, False)
+                        if score > alpha:
+                            score = -self._search(depth - 1, -beta, -alpha, 1, True)
+                finally:
+                    board.pop()
+                scores[move] = score if score > alpha or i == 0 else -INF
+                if score > best:
+                    best = score
+                    if score > alpha:
+                        alpha = score
+                        self._pv[0] = [move] + self._pv[1]
+                        if self._line == 0 and i > 0:
+                            self._partial = (move, self._pv[0])
+                        if score >= beta:
+                            break
+                if i == 0 and self._line == 0:
+                    self._partial = (move, self._pv[0] or [move])
+        finally:
+            self._path.discard(root_key)
+        return best
+
+    # -- the tree --------------------------------------------------------------------
+
+    def _search(self, depth: int, alpha: int, beta: int, ply: int, pv_node: bool) -> int:
+        if depth <= 0:
+            self._pv[ply] = _NO_PV
+            return self._qsearch(alpha, beta, ply, True)
+        self.nodes += 1
+        if self.nodes >= self._next_check:
+            self._check()
+        board = self.board
+        if ply > self.seldepth:
+            self.seldepth = ply
+        if pv_node:
+            self._pv[ply] = _NO_PV
+        key = board.zobrist
+        if key in self._path or self._game_counts.get(key, 0) >= 2:
+            return 0
+        checkers = board.checkers()
+        if board.halfmove_clock >= 100 and (not checkers or board.moves(checkers)):
+            return 0
+        if not (board.pawns | board.rooks | board.queens) and board.is_insufficient_material():
+            return 0
+        if ply >= MAX_PLY:
+            return self._evaluate()
+        # Mate distance pruning.
+        if alpha < -MATE + ply:
+            alpha = -MATE + ply
+        if beta > MATE - ply - 1:
+            beta = MATE - ply - 1
+        if alpha >= beta:
+            return alpha
+        if checkers:
+            depth += 1  # check extension
+
+        entry = self.tt.get(key)
+        tt_move = 0
+        if entry is not None:
+            tt_move = entry[4]
+            if not pv_node and entry[1] >= depth:
+                score = _from_tt(entry[3], ply)
+                bound = entry[2]
+                if bound == EXACT or (bound == LOWER and score >= beta) or (bound == UPPER and score <= alpha):
+                    return score
+
+        max_value = INF
+        best = -INF
+        if self._tb_pieces and board.halfmove_clock == 0 and not board.castling_rights:
+            pieces = board.occupied.bit_count()
+            if pieces <= self._tb_pieces and (depth >= self.probe_depth or pieces < self._tb_pieces):
+                tb = self._probe(ply)
+                if tb is not None:
+                    value, bound = tb
+                    if bound == EXACT or (bound == LOWER and value >= beta) or (bound == UPPER and value <= alpha):
+                        self.tt.put(key, min(depth + 6, MAX_PLY), bound, _to_tt(value, ply), 0)
+                        return value
+                    if pv_node:
+                        if bound == LOWER:
+                            best = value
+                            alpha = max(alpha, value)
+                        else:
+                            max_value = value
+
+        original_alpha = alpha
+        best_move = 0
+        leaf = depth <= 1
+        if leaf:
+            self._pv[ply + 1] = _NO_PV
+        searched = 0
+        self._path.add(key)
+        try:
+            for move, quiet in self._ordered(tt_move, ply, checkers):
+                board.push_code(move)
+                try:
+                    if leaf:
+                        score = -self._qsearch(-beta, -alpha, ply + 1, True)
+                    elif searched == 0:
+                        score = -self._search(depth - 1, -beta, -alpha, ply + 1, pv_node)
+                    else:
+                        score = -self._search(depth - 1, -alpha - 1, -alpha, ply + 1, False)
+                        if alpha < score < beta and pv_node:
+                            score = -self._search(depth - 1, -beta, -alpha, ply + 1, True)
+                finally:
+                    board.pop()
+                searched += 1
+                if score > best:
+                    best = score
+                    best_move = move
+                    if score > alpha:
+                        alpha = score
+                        if pv_node:
+                            self._pv[ply] = [move] + self._pv[ply + 1]
+                        if score >= beta:
+                            if quiet:
+                                self._reward(move, ply, depth)
+                            break
+        finally:
+            self._path.discard(key)
+        if not searched:
+            return -MATE + ply if checkers else 0
+        if best > max_value:
+            best = max_value
+        bound = LOWER if best >= beta else (EXACT if best > original_alpha else UPPER)
+        self.tt.put(key, depth, bound, _to_tt(best, ply), best_move)
+        return best
+
+    def _reward(self, move: int, ply: int, depth: int) -> None:
+        """A quiet move caused a cutoff: make it a killer and raise its history."""
+        killers = self._killers[ply]
+        if killers[0] != move:
+            killers[1] = killers[0]
+            killers[0] = move
+        history = self._history[self.board.turn]
+        index = move & 4095
+        history[index] = min(history[index] + depth * depth, _HISTORY_MAX)
+
+    def _probe(self, ply: int) -> tuple[int, int] | None:
+        try:
+            wdl = self.prober.probe_wdl(self.board)  # type: ignore[union-attr]
+        except NotCoveredError:
+            return None
+        self.tbhits += 1
+        if wdl == 2 or (wdl == 1 and not self.rule50):
+            return TB_WIN - ply, LOWER
+        if wdl == -2 or (wdl == -1 and not self.rule50):
+            return -TB_WIN + ply, UPPER
+        return wdl, EXACT  # a draw, or a cursed win / blessed loss scored as +-1
+
+    def _ordered(self, tt_move: int, ply: int, checkers: int):
+        """Yield (move, quiet): the TT move, then captures by MVV-LVA, promotions, killers, history."""
+        board = self.board
+        if tt_move:
+            # Stored for a position with this 64-bit key, so legal here unless the key
+            # collided; the cheap check keeps even that case from corrupting the board.
+            if board.plausible(tt_move):
+                yield tt_move, not (board.occupied >> (tt_move >> 6 & 63) & 1 or tt_move >> 12
+                                    or (board.pawns >> (tt_move & 63) & 1 and tt_move & 7 != tt_move >> 6 & 7))
+            else:
+                tt_move = 0
+        killer1, killer2 = self._killers[ply]
+        history = self._history[board.turn]
+        piece_type_at = board.piece_type_at
+        them = board.occupied_co[not board.turn]
+        ep_square = board.ep_square
+        scored = []
+        for move in board.moves(checkers):
+            if move == tt_move:
+                continue
+            to = move >> 6 & 63
+            if them >> to & 1:
+                score = _CAPTURE + 10 * _PIECE_VALUE[piece_type_at(to)] - _PIECE_VALUE[piece_type_at(move & 63)]
+            elif move >> 12:
+                score = _PROMOTION + (move >> 12)
+            elif to == ep_square and board.pawns >> (move & 63) & 1:
+                score = _CAPTURE + 900
+            elif move == killer1:
+                score = _KILLER1
+            elif move == killer2:
+                score = _KILLER2
+            else:
+                score = history[move & 4095]
+            scored.append((score, move))
+        scored.sort(reverse=True)
+        for score, move in scored:
+            yield move, score < _PROMOTION
+
+    def _evaluate(self) -> int:
+        board = self.board
+        key = board.zobrist
+        value = self._eval_cache.get(key)
+        if value is None:
+            if not (board.pawns | board.rooks | board.queens) and board.is_insufficient_material():
+                value = 0
+            else:
+                value = self.evaluator.evaluate(board)
+            self._eval_cache[key] = value
+        return value
+
+    def _qsearch(self, alpha: int, beta: int, ply: int, first: bool) -> int:
+        """Captures and queen promotions (and quiet checks at its first ply) after a stand-pat score."""
+        self.nodes += 1
+        if self.nodes >= self._next_check:
+            self._check()
+        if ply > self.seldepth:
+            self.seldepth = ply
+        board = self.board
+        checkers = board.checkers()
+        if checkers:
+            best = -MATE + ply
+            moves = board.moves(checkers)
+            if not moves:
+                return best
+        else:
+            best = self._eval_cache.get(board.zobrist)
+            if best is None:
+                best = self._evaluate()
+            if best >= beta or ply >= MAX_PLY:
+                return best
+            if best > alpha:
+                alpha = best
+            moves = self._tactical()
+            if first:
+                moves += self._quiet_checks()
+            if not moves:
+                return best
+        piece_type_at = board.piece_type_at
+        ep_square = board.ep_square
+        scored = []
+        for move in moves:
+            to = move >> 6 & 63
+            victim = piece_type_at(to) or (1 if to == ep_square and board.pawns >> (move & 63) & 1 else 0)
+            gain = _PIECE_VALUE[victim] + (_PIECE_VALUE[move >> 12] - 100 if move >> 12 else 0)
+            if not checkers and victim and best + gain + 200 <= alpha:
+                continue  # delta pruning: even winning this piece cannot raise alpha
+            scored.append((gain * 10 - _PIECE_VALUE[piece_type_at(move & 63)] // 100, move))
+        scored.sort(reverse=True)
+        for _, move in scored:
+            board.push_code(move)
+            try:
+                score = -self._qsearch(-beta, -alpha, ply + 1, False)
+            finally:
+                board.pop()
+            if score > best:
+                best = score
+                if score > alpha:
+                    alpha = score
+                    if score >= beta:
+                        break
+        return best
+
+    def _tactical(self) -> list[int]:
+        """Captures and queen promotions; a cheap attack test skips generation when there are none."""
+        board = self.board
+        us = board.turn
+        targets = board.occupied_co[not us] & ~board.kings
+        promoting = board.pawns & board.occupied_co[us] & (chess.BB_RANK_7 if us else chess.BB_RANK_2)
+        if board.ep_square is not None or promoting or targets & board.attacks_by(us):
+            return board.moves(0, tactical=True)
+        return []
+
+    def _quiet_checks(self) -> list[int]:
+        """Non-capturing, non-promoting moves that give a direct check (not in check ourselves)."""
+        board = self.board
+        us = board.turn
+        own = board.occupied_co[us]
+        pieces = own & ~board.kings
+        their_king = (board.kings & board.occupied_co[not us]).bit_length() - 1
+        if not pieces:
+            return []
+        occupied = board.occupied
+        empty = ~occupied & chess.BB_ALL
+        diag = chess.BB_DIAG_ATTACKS[their_king][chess.BB_DIAG_MASKS[their_king] & occupied] & empty
+        straight = (chess.BB_FILE_ATTACKS[their_king][chess.BB_FILE_MASKS[their_king] & occupied]
+                    | chess.BB_RANK_ATTACKS[their_king][chess.BB_RANK_MASKS[their_king] & occupied]) & empty
+        knight = chess.BB_KNIGHT_ATTACKS[their_king] & empty
+        pawn = chess.BB_PAWN_ATTACKS[not us][their_king] & empty & ~chess.BB_RANK_1 & ~chess.BB_RANK_8
+        checks = []
+        pinned = -1
+        bits = pieces
+        while bits:
+            low = bits & -bits
+            bits ^= low
+            sq = low.bit_length() - 1
+            if low & board.pawns:
+                hits = pawn & (low << 8 if us else low >> 8)
+            elif low & board.knights:
+                hits = chess.BB_KNIGHT_ATTACKS[sq] & knight
+            else:
+                lines = (diag if low & (board.bishops | board.queens) else 0) | \
+                        (straight if low & (board.rooks | board.queens) else 0)
+                hits = board.attacks_mask(sq) & lines if lines else 0
+            if hits:
+                if pinned < 0:
+                    our_king = (board.kings & own).bit_length() - 1
+                    pinned = board._slider_blockers(our_king)
+                if pinned & low:
+                    hits &= chess.BB_RAYS[our_king][sq]
+                while hits:
+                    to = hits & -hits
+                    hits ^= to
+                    checks.append(sq | (to.bit_length() - 1) << 6)
+        return checks

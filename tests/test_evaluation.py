@@ -1,0 +1,88 @@
+"""The linear evaluation: symmetry, features, the weight file."""
+
+from __future__ import annotations
+
+import json
+import random
+from pathlib import Path
+
+import chess
+import numpy as np
+import pytest
+
+from chess_endgame.evaluation import FEATURES, Evaluator, WeightsError, feature_matrix, features, load_weights
+from chess_endgame.sampling import random_position
+
+
+@pytest.fixture(scope="module")
+def evaluator() -> Evaluator:
+    return Evaluator()
+
+
+def test_colour_symmetry(evaluator: Evaluator) -> None:
+    rng = random.Random(7)
+    for material in ("KRPvKR", "KQvKR", "KBNvK", "KPPvKP", "KRPPvKRP", "KQRBNPPvKQRNPPP"):
+        for _ in range(20):
+            board = random_position(material, rng)
+            assert evaluator.evaluate(board) == evaluator.evaluate(board.mirror()), board.fen()
+
+
+def test_start_position_is_balanced(evaluator: Evaluator) -> None:
+    board = chess.Board()
+    assert evaluator.evaluate(board) == evaluator.weights["tempo"]
+
+
+def test_contributions_add_up(evaluator: Evaluator) -> None:
+    board = chess.Board("8/5pk1/6p1/8/3R4/6P1/5PKr/8 b - - 0 1")
+    rows = evaluator.contributions(board)
+    assert [r[0] for r in rows] == list(FEATURES)
+    assert abs(sum(r[3] for r in rows) - evaluator.evaluate(board)) < 1.0
+
+
+def test_endgame_knowledge(evaluator: Evaluator) -> None:
+    # Mop-up: the lone king is better off in the centre than in a corner.
+    centre = chess.Board("8/8/8/4k3/8/8/8/R3K3 b - - 0 1")
+    corner = chess.Board("7k/8/8/8/8/8/8/R3K3 b - - 0 1")
+    assert evaluator.evaluate(centre) > evaluator.evaluate(corner)
+    # KBN: the corner of the bishop's colour is the one to drive to (dark bishop: a1/h8).
+    right = features(chess.Board("7k/8/8/8/8/8/8/2BNK3 w - - 0 1"))
+    wrong = features(chess.Board("k7/8/8/8/8/8/8/2BNK3 w - - 0 1"))
+    assert right[FEATURES.index("kbn_corner")] > wrong[FEATURES.index("kbn_corner")]
+    # A rook against a minor piece, without pawns, is drawish.
+    assert features(chess.Board("4k3/8/8/8/8/8/2b5/R3K3 w - - 0 1"))[FEATURES.index("drawish")] > 0
+    # Square rule: the king outside the pawn's square cannot catch it.
+    free = features(chess.Board("7k/8/8/8/P7/8/8/4K3 b - - 0 1"))
+    caught = features(chess.Board("8/8/2k5/8/P7/8/8/4K3 b - - 0 1"))
+    assert free[FEATURES.index("unstoppable")] == 1 and caught[FEATURES.index("unstoppable")] == 0
+
+
+def test_feature_matrix_is_side_to_move_view() -> None:
+    white = chess.Board("4k3/8/8/8/8/8/8/R3K3 w - - 0 1")
+    black = chess.Board("4k3/8/8/8/8/8/8/R3K3 b - - 0 1")
+    m = feature_matrix([white, black])
+    assert m.shape == (2, len(FEATURES))
+    assert m[0, FEATURES.index("rook")] == 1 and m[1, FEATURES.index("rook")] == -1
+    assert m[0, 0] == m[1, 0] == 1  # tempo
+
+
+def _write(tmp_path: Path, weights: dict) -> str:
+    path = tmp_path / "w.json"
+    path.write_text(json.dumps({"weights": weights}))
+    return str(path)
+
+
+def test_weight_file_must_match_the_features(tmp_path: Path) -> None:
+    good = load_weights().as_dict()
+    assert isinstance(load_weights(_write(tmp_path, good)).vector, np.ndarray)
+    missing = dict(good)
+    del missing["rook"]
+    with pytest.raises(WeightsError, match="missing rook"):
+        load_weights(_write(tmp_path, missing))
+    extra = dict(good, queen_bonus=3)
+    with pytest.raises(WeightsError, match="unknown queen_bonus"):
+        load_weights(_write(tmp_path, extra))
+    with pytest.raises(WeightsError, match="finite number"):
+        load_weights(_write(tmp_path, dict(good, rook="five")))
+    (tmp_path / "bad.json").write_text("{not json")
+    with pytest.raises(WeightsError, match="cannot read"):
+        load_weights(str(tmp_path / "bad.json"))

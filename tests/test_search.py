@@ -1,0 +1,223 @@
+"""The searcher: mates, tactics, limits, stop, the TT bound, draws and probes in the tree."""
+
+from __future__ import annotations
+
+import random
+import threading
+import time
+import tracemalloc
+from pathlib import Path
+
+import chess
+import pytest
+
+from chess_endgame.game import PlayerAgent, play_game
+from chess_endgame.player import Player, PlayerOptions
+from chess_endgame.sampling import random_position
+from chess_endgame.search import TB_BOUND, Limits, Searcher, TranspositionTable
+from chess_endgame.tablebase import Prober
+
+DATA = Path(__file__).parent / "data"
+
+
+def _epd(name: str) -> list[tuple[chess.Board, dict]]:
+    return [chess.Board.from_epd(line) for line in (DATA / name).read_text().splitlines() if line.strip()]
+
+
+MATES = _epd("mates.epd")
+TACTICS = _epd("tactics.epd")
+
+
+def test_mate_suite_is_big_enough() -> None:
+    assert len(MATES) >= 30 and {ops["dm"] for _, ops in MATES} == {1, 2, 3}
+
+
+@pytest.mark.parametrize("board, ops", MATES, ids=[ops["id"] for _, ops in MATES])
+def test_finds_mates(board: chess.Board, ops: dict) -> None:
+    n = int(ops["dm"])
+    result = Searcher().search(board, Limits(depth=2 * n + 1))
+    assert result.score.mate is not None and 0 < result.score.mate <= n, result.score
+    # The line really mates: play the PV out.
+    line = board.copy()
+    for move in result.pv[: 2 * result.score.mate - 1]:
+        line.push(move)
+    assert line.is_checkmate(), result.pv
+
+
+@pytest.mark.parametrize("board, ops", TACTICS, ids=[ops["id"] for _, ops in TACTICS])
+def test_finds_tactics(board: chess.Board, ops: dict) -> None:
+    result = Searcher().search(board, Limits(depth=6))
+    assert result.best_move in ops["bm"]
+
+
+def test_endgame_with_a_clear_answer() -> None:
+    # Fine 70 (Lasker-Reichhelm): only Kb1 wins; needs a deep search and the TT.
+    board = chess.Board("8/k7/3p4/p2P1p2/P2P1P2/8/8/K7 w - - 0 1")
+    result = Searcher().search(board, Limits(depth=20))
+    assert result.best_move == chess.Move.from_uci("a1b1")
+    assert result.score.cp is not None and result.score.cp > 50
+
+
+def test_node_and_depth_limits_are_exact() -> None:
+    board = chess.Board("8/5pk1/6p1/8/3R4/6P1/5PK1/4r3 w - - 0 1")
+    for nodes in (1, 500, 4321):
+        assert Searcher().search(board, Limits(nodes=nodes)).nodes == nodes
+    depths = []
+    result = Searcher().search(board, Limits(depth=4), on_info=lambda info: depths.append(info.depth))
+    assert result.depth == 4 and depths == [1, 2, 3, 4]
+    assert board.fen() == "8/5pk1/6p1/8/3R4/6P1/5PK1/4r3 w - - 0 1" and not board.move_stack
+
+
+def test_stop_from_another_thread_is_prompt() -> None:
+    limits = Limits(infinite=True)
+    searcher = Searcher()
+    done = threading.Event()
+    holder = {}
+
+    def run() -> None:
+        holder["result"] = searcher.search(chess.Board(), limits)
+        holder["end"] = time.monotonic()
+        done.set()
+
+    thread = threading.Thread(target=run)
+    thread.start()
+    time.sleep(0.5)
+    stopped_at = time.monotonic()
+    limits.stop.set()
+    assert done.wait(5)
+    thread.join()
+    latency = holder["end"] - stopped_at
+    assert latency < 0.15, f"stop took {latency * 1000:.0f} ms"  # measured 2-10 ms; margin for loaded CI
+    assert holder["result"].best_move in chess.Board().legal_moves
+
+
+def test_transposition_table_respects_its_size() -> None:
+    tt = TranspositionTable(1)
+    assert tt.size * TranspositionTable.ENTRY_BYTES <= 1 << 20
+    rng = random.Random(1)
+    tracemalloc.start()
+    before = tracemalloc.get_traced_memory()[0]
+    tt.clear()
+    for _ in range(4 * tt.size):
+        tt.put(rng.getrandbits(64), rng.randrange(1, 30), 0, rng.randrange(-30000, 30000), rng.getrandbits(15))
+    used = tracemalloc.get_traced_memory()[0] - before
+    tracemalloc.stop()
+    assert len(tt.slots) == tt.size and sum(e is not None for e in tt.slots) > 0.9 * tt.size
+    assert used <= 1.05 * (1 << 20), f"{used} bytes for a 1 MB table"
+    assert 0 <= tt.hashfull() <= 1000
+
+
+def test_repetition_in_the_game_history_is_a_draw() -> None:
+    board = chess.Board("8/8/8/4k3/8/8/4K3/4R3 w - - 0 1")
+    fresh = Searcher().search(board, Limits(depth=3, searchmoves=[chess.Move.from_uci("e2d2")]))
+    assert fresh.score.cp is not None and fresh.score.cp > 300
+    for uci in ["e2d2", "e5d5", "d2e2", "d5e5"] * 2:
+        board.push_uci(uci)
+    # Kd2 would now bring the same position about a third time: a draw.
+    repeated = Searcher().search(board, Limits(depth=3, searchmoves=[chess.Move.from_uci("e2d2")]))
+    assert repeated.score.cp == 0
+    assert Searcher().search(board, Limits(depth=3)).best_move != chess.Move.from_uci("e2d2")
+
+
+def test_fifty_move_rule_at_100_plies() -> None:
+    drawn = Searcher().search(chess.Board("8/8/8/4k3/8/8/4K3/4R3 w - - 99 80"), Limits(depth=4))
+    assert drawn.score.cp == 0
+    # ...unless the move that reaches 100 plies mates.
+    mate = Searcher().search(chess.Board("7k/8/6K1/8/8/8/8/R7 w - - 99 80"), Limits(depth=3))
+    assert mate.score.mate == 1
+
+
+def test_insufficient_material_is_a_draw() -> None:
+    result = Searcher().search(chess.Board("8/8/8/4k3/8/8/4K3/4N3 w - - 0 1"), Limits(depth=4))
+    assert result.score.cp == 0
+
+
+def test_no_legal_move() -> None:
+    result = Searcher().search(chess.Board("7k/5Q2/6K1/8/8/8/8/8 b - - 0 1"), Limits(depth=3))
+    assert result.best_move is None and result.score.cp == 0
+    result = Searcher().search(chess.Board("5Q1k/8/6K1/8/8/8/8/8 b - - 0 1"), Limits(depth=3))
+    assert result.best_move is None and result.score.mate == 0
+
+
+def test_multipv_and_searchmoves() -> None:
+    board = chess.Board("8/5pk1/6p1/8/3R4/6P1/5PK1/4r3 w - - 0 1")
+    searcher = Searcher(multipv=3)
+    result = searcher.search(board, Limits(depth=3))
+    firsts = [pv[0] for _, pv in result.lines]
+    assert len(firsts) == 3 and len(set(firsts)) == 3
+    only = [chess.Move.from_uci("g2h3")]
+    assert Searcher().search(board, Limits(depth=3, searchmoves=only)).best_move == only[0]
+
+
+def test_tablebase_probes_in_the_tree(prober: Prober) -> None:
+    # Pawn moves zero the clock: the 5-piece positions after them are probed.
+    board = chess.Board("8/6k1/8/5q2/8/3P4/2QK4/8 w - - 0 1")
+    searcher = Searcher(prober=prober)
+    result = searcher.search(board, Limits(depth=4))
+    assert result.tbhits > 0
+    winning = chess.Board("4k3/8/8/8/3q4/8/3Q4/3RK3 w - - 0 1")  # Qxd4 wins the queen: KRvK
+    result = Searcher(prober=prober).search(winning, Limits(depth=2))
+    assert result.best_move == chess.Move.from_uci("d2d4")
+    assert result.score.cp is not None and result.score.cp >= TB_BOUND
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("material", ["KQvK", "KRvK"])
+def test_mates_without_tables_against_the_searcher(material: str) -> None:
+    rng = random.Random(material)
+    for _ in range(3):
+        board = random_position(material, rng, turn=chess.WHITE)
+        attacker = PlayerAgent(Player(), nodes=10000)
+        defender = PlayerAgent(Player(), nodes=10000)
+        record = play_game(board, attacker, defender, max_plies=200)
+        assert (record.result, record.termination) == ("1-0", "checkmate"), (board.fen(), record.termination)
+
+
+def _converts(prober: Prober, board: chess.Board, probes_in_tree: bool) -> bool:
+    """Does White reach a won position of the 5-piece tables within 60 plies?"""
+    player = Player(prober, options=PlayerOptions(faster_mate=False))
+    if not probes_in_tree:
+        player.searcher.prober = None
+    board = board.copy()
+    for _ in range(60):
+        if chess.popcount(board.occupied) <= 5:
+            try:
+                wdl = prober.probe_wdl(board)
+            except Exception:  # noqa: BLE001 - a table the set lacks: not a conversion
+                return False
+            return wdl == (2 if board.turn == chess.WHITE else -2)
+        if board.is_game_over(claim_draw=True):
+            return False
+        board.push(player.decide(board, Limits(nodes=2000)).move)
+    return False
+
+
+def _won_six_piece_starts(prober: Prober, material: str, count: int) -> list[chess.Board]:
+    """Seeded positions where White has a capture into a won 5-piece table position."""
+    rng = random.Random(f"six {material}")
+    starts: list[chess.Board] = []
+    while len(starts) < count:
+        board = random_position(material, rng, turn=chess.WHITE)
+        if board.is_check():
+            continue
+        for move in board.legal_moves:
+            if board.is_capture(move):
+                board.push(move)
+                try:
+                    won = prober.probe_wdl(board) == -2
+                except Exception:  # noqa: BLE001
+                    won = False
+                board.pop()
+                if won:
+                    starts.append(board)
+                    break
+    return starts
+
+
+@pytest.mark.slow
+def test_probes_in_the_tree_convert_six_piece_wins_more_often(prober: Prober) -> None:
+    starts = [b for m in ("KQPvKQP", "KBPvKBP") for b in _won_six_piece_starts(prober, m, 10)]
+    with_probes = sum(_converts(prober, b, True) for b in starts)
+    without = sum(_converts(prober, b, False) for b in starts)
+    assert with_probes >= 0.9 * len(starts)
+    assert with_probes > without
