@@ -12,6 +12,7 @@ from typing import Any, NoReturn, TypeVar
 import chess
 import click
 
+from chess_endgame.player import Player, PlayerOptions
 from chess_endgame.position import PositionError, parse_position
 from chess_endgame.tablebase import HOW_TO_GET_TABLES, Prober, resolve_path
 
@@ -107,6 +108,25 @@ def position_arguments(func: F) -> F:
 
 #: Commands taking ``--moves M1 M2 ...`` must let unknown tokens reach the moves argument.
 POSITION_CONTEXT = {"ignore_unknown_options": True}
+
+
+def limit_options(func: F) -> F:
+    """--movetime/--depth/--nodes: how long the player may think per move."""
+    func = click.option("--nodes", type=click.IntRange(1, None), default=None, help="Search at most N nodes.")(func)
+    func = click.option("--depth", type=click.IntRange(1, 128), default=None, help="Search to depth N.")(func)
+    return click.option("--movetime", type=click.IntRange(1, None), default=None, metavar="MS",
+                        help="Think MS milliseconds (default 1000 when no limit is given).")(func)
+
+
+def search_limits(movetime: int | None, depth: int | None, nodes: int | None) -> dict[str, int | None]:
+    if movetime is None and depth is None and nodes is None:
+        movetime = 1000
+    return {"movetime": movetime, "depth": depth, "nodes": nodes}
+
+
+def make_player(syzygy_path: str | None, *, hash_mb: int = 16, faster_mate: bool = True) -> Player:
+    """The project's player on the chosen tables (a warning for missing directories the user named)."""
+    return Player(load_prober(syzygy_path), options=PlayerOptions(hash_mb=hash_mb, faster_mate=faster_mate))
 
 
 def echo_json(data: Any) -> None:

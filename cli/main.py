@@ -7,6 +7,8 @@ import click
 from chess_endgame import __version__
 
 from .bench import bench
+from .evaluate import evaluate
+from .play import best, play
 from .probe import probe
 from .tablebases import tablebases
 
@@ -20,6 +22,9 @@ def cli() -> None:
 cli.add_command(probe)
 cli.add_command(tablebases)
 cli.add_command(bench)
+cli.add_command(best)
+cli.add_command(play)
+cli.add_command(evaluate)
 
 
 def main() -> None:

@@ -1,0 +1,187 @@
+"""The player: one service every front end uses to pick a move.
+
+If the tables cover the root, the move chooser decides (and, in faster-mate
+mode, a short search among the moves of the best class picks a quicker mate);
+otherwise the alpha-beta searcher plays, probing the tables inside its tree.
+The CLI, the UCI adapter and the suite runner all call :meth:`Player.decide`.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+
+import chess
+
+from .chooser import Choice, MoveClass, choose, has_repeated
+from .evaluation import Evaluator
+from .search import Info, Limits, Score, Searcher, SearchResult
+from .tablebase import NotCovered, Prober
+
+#: UCI score of a tablebase verdict at the root (Stockfish's convention: a win is cp 20000).
+CLASS_SCORE = {MoveClass.WIN: 20000, MoveClass.MAYBE_WIN: 2, MoveClass.CURSED_WIN: 1, MoveClass.DRAW: 0,
+               MoveClass.BLESSED_LOSS: -1, MoveClass.MAYBE_LOSS: -2, MoveClass.LOSS: -20000}
+
+
+@dataclass
+class Decision:
+    """The move to play and where it came from."""
+
+    move: chess.Move | None
+    #: "tablebase" (the chooser decided, maybe helped by a mate search) or "search".
+    source: str
+    score: Score
+    pv: list[chess.Move] = field(default_factory=list)
+    ponder: chess.Move | None = None
+    #: Tablebase class and distance D of the move (None when the search decided alone).
+    cls: MoveClass | None = None
+    distance: int | None = None
+    choice: Choice | None = None
+    #: Why the tables did not answer (None when they did).
+    not_covered: NotCovered | None = None
+    depth: int = 0
+    nodes: int = 0
+    tbhits: int = 0
+    time_ms: int = 0
+    lines: list[tuple[Score, list[chess.Move]]] = field(default_factory=list)
+
+
+@dataclass
+class PlayerOptions:
+    """Knobs shared with UCI options of the same meaning (Stockfish's names in comments)."""
+
+    hash_mb: int = 16                # Hash
+    probe_depth: int = 1             # SyzygyProbeDepth
+    probe_limit: int = 7             # SyzygyProbeLimit
+    rule50: bool = True              # Syzygy50MoveRule
+    multipv: int = 1                 # MultiPV
+    #: Search among the moves of the best tablebase class for a quicker mate / a better draw.
+    faster_mate: bool = True
+    #: Node budget of that search (it also stops at the caller's limits).
+    faster_mate_nodes: int = 20000
+    #: Plies of chooser play appended to a tablebase move's PV, and the time that may take.
+    tb_pv_plies: int = 8
+    tb_pv_ms: int = 30
+
+
+class Player:
+    """Tablebases where they reach, search beyond. Thread-compatible: one decision at a time."""
+
+    def __init__(self, prober: Prober | None = None, *, options: PlayerOptions | None = None,
+                 evaluator: Evaluator | None = None) -> None:
+        self.options = options or PlayerOptions()
+        self.prober = prober or Prober(None)
+        self.prober.probe_limit = self.options.probe_limit
+        self.searcher = Searcher(evaluator, prober=self.prober, hash_mb=self.options.hash_mb,
+                                 probe_depth=self.options.probe_depth, rule50=self.options.rule50,
+                                 multipv=self.options.multipv)
+        self._mate_searcher = Searcher(self.searcher.evaluator, hash_mb=4)
+
+    # -- configuration -----------------------------------------------------------------
+
+    def set_prober(self, prober: Prober) -> None:
+        """Use other tables (UCI ``SyzygyPath``)."""
+        old = self.prober
+        self.prober = prober
+        self.prober.probe_limit = self.options.probe_limit
+        self.searcher.prober = prober
+        self.searcher.tt.clear()
+        old.close()
+
+    def apply_options(self) -> None:
+        """Push changed :attr:`options` into the prober and searcher."""
+        o = self.options
+        self.prober.probe_limit = o.probe_limit
+        s = self.searcher
+        if s.tt.size != type(s.tt)(o.hash_mb).size:
+            s.tt.resize(o.hash_mb)
+        s.probe_depth, s.rule50, s.multipv = o.probe_depth, o.rule50, o.multipv
+
+    def new_game(self) -> None:
+        """Forget the hash and history tables (UCI ``ucinewgame``)."""
+        self.searcher.clear()
+        self._mate_searcher.clear()
+
+    # -- deciding ----------------------------------------------------------------------
+
+    def decide(self, board: chess.Board, limits: Limits | None = None,
+               on_info: Callable[[Info], None] | None = None) -> Decision:
+        """The move to play in ``board`` (its move stack is the game history)."""
+        limits = limits or Limits()
+        start = time.monotonic()
+        choice = choose(board, self.prober, rule50=self.options.rule50)
+        if isinstance(choice, Choice) and choice.moves:
+            decision = self._from_tables(board, choice, limits)
+        else:
+            result = self.searcher.search(board, limits, on_info)
+            decision = self._from_search(result)
+            if isinstance(choice, NotCovered):
+                decision.not_covered = choice
+        decision.time_ms = int((time.monotonic() - start) * 1000)
+        if on_info and decision.source == "tablebase":
+            on_info(Info(max(decision.depth, 1), max(decision.depth, len(decision.pv)), decision.score,
+                         decision.nodes, 0, decision.tbhits, self.searcher.tt.hashfull(), decision.time_ms,
+                         decision.pv))
+        return decision
+
+    def _from_search(self, result: SearchResult) -> Decision:
+        return Decision(result.best_move, "search", result.score, result.pv, result.ponder_move,
+                        depth=result.depth, nodes=result.nodes, tbhits=result.tbhits, time_ms=result.time_ms,
+                        lines=result.lines)
+
+    def _from_tables(self, board: chess.Board, choice: Choice, limits: Limits) -> Decision:
+        candidates = choice.best_class_moves()
+        if limits.searchmoves:
+            wanted = set(limits.searchmoves)
+            restricted = [m for m in choice.moves if m.move in wanted and m.exact]
+            if restricted:
+                candidates = [m for m in restricted if m.cls == restricted[0].cls]
+        best = candidates[0]
+        score = Score(cp=CLASS_SCORE[best.cls])
+        nodes = 0
+        hits_before = self.prober.stats.tbhits
+        if (self.options.faster_mate and len(candidates) > 1 and best.cls >= MoveClass.DRAW
+                and not best.checkmate and not (best.cls.winning and has_repeated(board))):
+            found = self._search_among(board, candidates, limits)
+            nodes = found.nodes
+            if found.best_move is not None:
+                if best.cls.winning and found.score.mate is not None and found.score.mate > 0:
+                    best = next(m for m in candidates if m.move == found.best_move)
+                    score = found.score
+                elif best.cls == MoveClass.DRAW:
+                    best = next(m for m in candidates if m.move == found.best_move)
+        if best.checkmate:
+            score = Score(mate=1)
+        pv = self._tablebase_pv(board, best.move)
+        return Decision(best.move, "tablebase", score, pv, pv[1] if len(pv) > 1 else None, best.cls,
+                        best.distance, choice, depth=1, nodes=nodes,
+                        tbhits=self.prober.stats.tbhits - hits_before)
+
+    def _search_among(self, board: chess.Board, candidates: list, limits: Limits) -> SearchResult:
+        """A short search restricted to ``candidates`` (no probes in the tree: it looks for real mates)."""
+        budget = Limits(nodes=self.options.faster_mate_nodes, deadline=limits.deadline, stop=limits.stop,
+                        searchmoves=[m.move for m in candidates])
+        if limits.nodes is not None:
+            budget.nodes = min(budget.nodes or limits.nodes, limits.nodes)
+        if limits.movetime is not None:
+            budget.movetime = limits.movetime
+        if limits.depth is not None:
+            budget.depth = limits.depth
+        return self._mate_searcher.search(board, budget)
+
+    def _tablebase_pv(self, board: chess.Board, move: chess.Move) -> list[chess.Move]:
+        """``move`` followed by a few plies of pure tablebase play, so GUIs show a real line."""
+        pv = [move]
+        temp = board.copy()
+        temp.push(move)
+        stop_at = time.monotonic() + self.options.tb_pv_ms / 1000
+        for _ in range(self.options.tb_pv_plies):
+            if time.monotonic() >= stop_at or temp.is_game_over(claim_draw=True):
+                break
+            nxt = choose(temp, self.prober, rule50=self.options.rule50)
+            if not isinstance(nxt, Choice) or not nxt.moves:
+                break
+            pv.append(nxt.moves[0].move)
+            temp.push(nxt.moves[0].move)
+        return pv

@@ -1,0 +1,135 @@
+"""``chess-endgame best`` and ``chess-endgame play``: the player's move, and whole games."""
+
+from __future__ import annotations
+
+import sys
+
+import chess
+import click
+
+from chess_endgame.game import PlayedMove, PlayerAgent, TablebaseAgent, UciAgent, play_game
+from chess_endgame.search import Limits
+from chess_endgame.tablebase import NotCoveredError, category
+
+from .common import (
+    POSITION_CONTEXT,
+    board_from,
+    echo_json,
+    fail,
+    limit_options,
+    make_player,
+    position_arguments,
+    search_limits,
+    syzygy_path_option,
+)
+
+
+def _score_json(score) -> dict:
+    return {"mate": score.mate} if score.mate is not None else {"cp": score.cp}
+
+
+@click.command(context_settings=POSITION_CONTEXT)
+@position_arguments
+@click.option("--json", "as_json", is_flag=True, help="Print {fen, move, san, source, class, dtz, wdl, score}.")
+@click.option("--no-faster-mate", is_flag=True, help="Pure DTZ choice at tablebase roots (no mate search).")
+@limit_options
+@syzygy_path_option
+def best(fen: str, moves: tuple[str, ...], as_json: bool, no_faster_mate: bool, movetime: int | None,
+         depth: int | None, nodes: int | None, syzygy_path: str | None) -> None:
+    """The move to play in FEN: from the tablebases when they cover it, else from the search.
+
+    The halfmove clock comes from the FEN; --moves gives the game so far, so
+    repetitions count.
+    """
+    board = board_from(fen, moves)
+    if not any(board.legal_moves):
+        fail(f"no legal move in {board.fen()}: " + ("checkmate" if board.is_check() else "stalemate"))
+    player = make_player(syzygy_path, faster_mate=not no_faster_mate)
+    decision = player.decide(board, Limits(**search_limits(movetime, depth, nodes)))
+    move = decision.move
+    assert move is not None
+    wdl = dtz = None
+    if decision.choice is not None:
+        wdl = decision.choice.root_wdl
+        try:
+            dtz = player.prober.probe_dtz(board)
+        except NotCoveredError:
+            dtz = None
+    record = {
+        "fen": board.fen(), "move": move.uci(), "san": board.san(move), "source": decision.source,
+        "class": decision.cls.name if decision.cls else None, "dtz": dtz, "wdl": wdl,
+        "score": _score_json(decision.score), "distance": decision.distance,
+        "pv": [m.uci() for m in decision.pv],
+    }
+    if as_json:
+        echo_json(record)
+        return
+    click.echo(f"best move: {record['san']} ({record['move']})")
+    click.echo(f"source:    {decision.source}")
+    if decision.cls is not None:
+        click.echo(f"class:     {decision.cls.name} (distance {decision.distance} plies); position: "
+                   f"{category(wdl)} WDL {wdl} DTZ {dtz}")
+    else:
+        click.echo(f"search:    depth {decision.depth}, {decision.nodes} nodes, {decision.time_ms} ms")
+        if decision.not_covered is not None:
+            click.echo(f"tables:    {decision.not_covered.message}")
+    click.echo(f"score:     {decision.score}")
+    click.echo(f"pv:        {_san_line(board, decision.pv)}")
+
+
+def _san_line(board: chess.Board, moves: list[chess.Move]) -> str:
+    try:
+        return board.variation_san(moves)
+    except ValueError:
+        return " ".join(m.uci() for m in moves)
+
+
+@click.command()
+@click.argument("fen")
+@click.option("--opponent", default="tablebase", show_default=True, metavar="tablebase|self|'UCI COMMAND'",
+              help="Who plays the other side: the tablebase defender (longest resistance), this engine, "
+                   "or any UCI engine command line (e.g. /usr/games/stockfish).")
+@click.option("--max-plies", default=300, show_default=True, type=click.IntRange(1, 5000))
+@click.option("--pgn", "pgn_path", type=click.Path(dir_okay=False, writable=True), default=None,
+              help="Write the game as PGN (every move's tablebase class as a comment).")
+@click.option("--no-faster-mate", is_flag=True, help="Pure DTZ play at tablebase roots.")
+@limit_options
+@syzygy_path_option
+def play(fen: str, opponent: str, max_plies: int, pgn_path: str | None, no_faster_mate: bool,
+         movetime: int | None, depth: int | None, nodes: int | None, syzygy_path: str | None) -> None:
+    """Play FEN out: this engine for the side to move against --opponent; adjudicate and print the moves."""
+    board = board_from(fen, ())
+    player = make_player(syzygy_path, faster_mate=not no_faster_mate)
+    limits = search_limits(movetime, depth, nodes)
+    ours = PlayerAgent(player, **limits)
+    if opponent == "self":
+        theirs = PlayerAgent(make_player(syzygy_path, faster_mate=not no_faster_mate), **limits)
+    elif opponent == "tablebase":
+        theirs = TablebaseAgent(player.prober, PlayerAgent(player, **limits))
+    else:
+        try:
+            theirs = UciAgent(opponent, **limits)
+        except (OSError, chess.engine.EngineError, chess.engine.EngineTerminatedError) as exc:
+            fail(f"cannot start the UCI engine {opponent!r}: {exc}")
+    white, black = (ours, theirs) if board.turn == chess.WHITE else (theirs, ours)
+
+    def show(after: chess.Board, played: PlayedMove) -> None:
+        number = after.fullmove_number - (1 if after.turn == chess.WHITE else 0)
+        dots = "." if after.turn == chess.BLACK else "..."
+        click.echo(f"{number}{dots} {played.san:<8} {played.comment}")
+
+    try:
+        record = play_game(board, white, black, max_plies=max_plies, prober=player.prober, on_move=show)
+    except chess.engine.EngineError as exc:
+        fail(f"the opponent engine failed: {exc}")
+    finally:
+        theirs.close()
+    click.echo(f"result: {record.result} ({record.termination}) after {record.plies} plies")
+    if pgn_path:
+        try:
+            with open(pgn_path, "w", encoding="utf-8") as f:
+                f.write(record.pgn())
+        except OSError as exc:
+            fail(f"cannot write {pgn_path}: {exc}")
+        click.echo(f"PGN written to {pgn_path}", err=True)
+    sys.exit(0)
