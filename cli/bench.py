@@ -1,18 +1,33 @@
-"""``chess-endgame bench ...``: benchmarks that print their figures."""
+"""``chess-endgame bench probe|choose|convert|search``: benchmarks that print their figures."""
 
 from __future__ import annotations
 
+import statistics
+
 import click
 
-from chess_endgame import bench as benchmarks
+from chess_endgame.bench.choose import bench_choose
+from chess_endgame.bench.common import percentile
+from chess_endgame.bench.convert import bench_convert
+from chess_endgame.bench.probe import bench_probe
+from chess_endgame.bench.search import REFERENCE_NPS, bench_search
 from chess_endgame.tablebase import resolve_path
 
-from .common import syzygy_path_option, user_errors
+from .common import fail, syzygy_path_option, user_errors
 
 
 @click.group()
 def bench() -> None:
     """Speed benchmarks on fixed, seeded workloads."""
+
+
+def _tables(syzygy_path: str | None) -> str:
+    from chess_endgame.tablebase import scan
+
+    path = resolve_path(syzygy_path)
+    if not scan(path).wdl:
+        fail(f"no Syzygy tables found in {path}; this benchmark needs them (set SYZYGY_PATH or --syzygy-path)")
+    return path
 
 
 @bench.command("probe")
@@ -25,12 +40,84 @@ def bench() -> None:
 @user_errors
 def probe(syzygy_path: str | None, positions: int, seed: int, repeat: int) -> None:
     """WDL and DTZ probes per second: the prober against raw python-chess."""
-    path = resolve_path(syzygy_path)
-    result = benchmarks.bench_probe(path, per_material=positions, seed=seed, repeat=repeat)
+    path = _tables(syzygy_path)
+    result = bench_probe(path, per_material=positions, seed=seed, repeat=repeat)
     click.echo(f"tables: {path}")
-    click.echo(f"workload: {result.positions} random positions (seed {seed}); game replay of "
-               f"{result.replay_probes} probes, cache hit rate {result.replay_hit_rate:.0%}")
+    click.echo(f"workloads: {result.positions} random positions (seed {seed}); the probes of a "
+               f"{result.replay_plies}-ply game of the player, replayed (cache hit rate {result.replay_hit_rate:.0%})")
     click.echo(f"{'workload':<26}{'probes':>8}{'python-chess/s':>16}{'prober/s':>12}{'ratio':>8}")
     for label, raw, ours in result.rows:
         click.echo(f"{label:<26}{raw.probes:>8}{raw.per_second:>16,.0f}{ours.per_second:>12,.0f}"
                    f"{ours.per_second / raw.per_second:>8.2f}")
+    click.echo("targets: distinct positions ratio >= 0.9; game replay ratio >= 5")
+
+
+@bench.command("choose")
+@syzygy_path_option
+@click.option("--positions", default=25, show_default=True, type=click.IntRange(1, 10000),
+              help="Random positions per material present.")
+@click.option("--seed", default=1, show_default=True, type=int)
+@click.option("--repeat", default=3, show_default=True, type=click.IntRange(1, 100))
+@user_errors
+def choose(syzygy_path: str | None, positions: int, seed: int, repeat: int) -> None:
+    """Milliseconds per root choice: the chooser against the naive baseline (DTZ of every child)."""
+    path = _tables(syzygy_path)
+    r = bench_choose(path, per_material=positions, seed=seed, repeat=repeat)
+    click.echo(f"{r.positions} positions (seed {seed}, clocks 0..99) of {', '.join(r.materials)}")
+    click.echo(f"{'':<10}{'median ms':>11}{'p95 ms':>9}{'DTZ probes':>12}")
+    for label, times, dtz in (("chooser", r.chooser_ms, r.chooser_dtz_probes),
+                              ("naive", r.naive_ms, r.naive_dtz_probes)):
+        click.echo(f"{label:<10}{statistics.median(times):>11.2f}{percentile(times, 95):>9.2f}{dtz:>12}")
+    click.echo(f"speed-up: median {r.ratio_median:.2f}x, p95 {r.ratio_p95:.2f}x (target >= 1.5x)")
+    click.echo(f"same best class: {r.same_class}/{r.positions} ({100 * r.same_class / r.positions:.0f}%)")
+
+
+@bench.command("convert")
+@syzygy_path_option
+@click.option("--positions", default=12, show_default=True, type=click.IntRange(1, 1000))
+@click.option("--seed", default=1, show_default=True, type=int)
+@click.option("--mate-nodes", default=20000, show_default=True, type=click.IntRange(100, 10**7),
+              help="Node budget of the faster-mate search per move.")
+@user_errors
+def convert(syzygy_path: str | None, positions: int, seed: int, mate_nodes: int) -> None:
+    """Play seeded won positions against the tablebase defender: pure DTZ and faster-mate modes."""
+    path = _tables(syzygy_path)
+    r = bench_convert(path, count=positions, seed=seed, mate_nodes=mate_nodes)
+    click.echo(f"{r.positions} won positions (seed {seed}) of {', '.join(r.materials)}")
+    click.echo(f"{'mode':<14}{'converted':>11}{'mean plies to mate':>20}")
+    for run in r.runs:
+        click.echo(f"{run.mode:<14}{run.wins:>6}/{r.positions:<4}{run.mean_plies:>20.1f}")
+        for fen, result, why in run.failures:
+            click.echo(f"  not converted: {fen} -> {result} ({why})")
+    pure, fast = r.runs
+    if pure.plies and fast.plies:
+        click.echo(f"faster-mate mode mates in {fast.mean_plies / pure.mean_plies:.2f}x the plies of pure DTZ play")
+
+
+@bench.command("search")
+@click.option("--depth", type=click.IntRange(1, 64), default=None,
+              help="Search every position to this depth (default: each position's own depth).")
+@click.option("--movetime", type=click.IntRange(1, None), default=None, metavar="MS",
+              help="Search each position for MS milliseconds instead of a fixed depth.")
+@click.option("--repeat", default=3, show_default=True, type=click.IntRange(1, 20),
+              help="Runs per position; the fastest is kept.")
+@user_errors
+def search(depth: int | None, movetime: int | None, repeat: int) -> None:
+    """Nodes per CPU-second on a fixed list of positions (no tables), and a node-count signature."""
+    if depth is not None and movetime is not None:
+        fail("give --depth or --movetime, not both")
+    rows = bench_search(depth=depth, movetime=movetime, repeat=repeat)
+    click.echo(f"{'position':<34}{'depth':>6}{'nodes':>10}{'cpu s':>8}{'nodes/cpu-s':>13}  best   score")
+    for row in rows:
+        click.echo(f"{row.name:<34}{row.depth:>6}{row.nodes:>10}{row.cpu_seconds:>8.2f}{row.nps:>13,.0f}  "
+                   f"{row.best_move:<6} {row.score}")
+    nodes = sum(r.nodes for r in rows)
+    cpu = sum(r.cpu_seconds for r in rows)
+    click.echo(f"{'total':<34}{'':>6}{nodes:>10}{cpu:>8.2f}{nodes / cpu:>13,.0f}")
+    click.echo(f"signature: {nodes}" if movetime is None else "signature: n/a (time-limited run)")
+    click.echo("against the pure-Python peers (nodes per CPU-second; target >= 1.2x the better):")
+    for row in rows:
+        if row.fen in REFERENCE_NPS:
+            pc, sf = REFERENCE_NPS[row.fen]
+            click.echo(f"  {row.name:<32} ours {row.nps:>9,.0f}  python-chess engine {pc:>7,}  sunfish {sf:>7,}"
+                       f"  ratio {row.nps / max(pc, sf):.2f}")

@@ -1,31 +1,29 @@
-"""Benchmarks behind ``chess-endgame bench``: fixed, seeded workloads that print figures.
-
-Each function returns plain data; the CLI formats it. Timings use
-``time.perf_counter`` (probing is I/O and CPU bound on mmap'd files) after one
-warm-up pass, and keep the best of ``repeat`` runs to damp noise.
-"""
+"""``bench probe``: WDL and DTZ probes per second, the project's prober against raw python-chess."""
 
 from __future__ import annotations
 
 import random
-import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable
 from dataclasses import dataclass
 
 import chess
 import chess.syzygy
 
-from .sampling import random_position
-from .tablebase import Prober, split_path
+from ..player import Player, PlayerOptions
+from ..sampling import random_position
+from ..search import Limits
+from ..tablebase import Prober, split_path
+from .common import best_times, positions, present
 
 PROBE_MATERIALS = ("KQvKR", "KRPvK", "KRPvKR")
+#: A 6-piece start whose captures lead into the 5-piece tables: the replayed game.
+REPLAY_MATERIAL = "KRPvKRP"
 
 
 @dataclass
 class Rate:
     """Throughput of one probing method on one workload."""
 
-    label: str
     probes: int
     seconds: float
 
@@ -34,15 +32,13 @@ class Rate:
         return self.probes / self.seconds if self.seconds > 0 else float("inf")
 
 
-def best_times(funcs: Sequence[Callable[[], object]], repeat: int) -> list[float]:
-    """Best wall time of each function over ``repeat`` rounds, run interleaved (fair under noise)."""
-    best = [float("inf")] * len(funcs)
-    for _ in range(repeat):
-        for i, func in enumerate(funcs):
-            start = time.perf_counter()
-            func()
-            best[i] = min(best[i], time.perf_counter() - start)
-    return best
+@dataclass
+class ProbeBench:
+    positions: int
+    replay_plies: int
+    replay_hit_rate: float
+    #: (workload, probes, raw python-chess rate, prober rate)
+    rows: list[tuple[str, Rate, Rate]]
 
 
 def raw_tablebase(path: str) -> chess.syzygy.Tablebase:
@@ -53,69 +49,53 @@ def raw_tablebase(path: str) -> chess.syzygy.Tablebase:
     return tb
 
 
-def probe_positions(materials: Sequence[str], per_material: int, seed: int) -> list[chess.Board]:
-    rng = random.Random(seed)
-    return [random_position(m, rng) for m in materials for _ in range(per_material)]
+def record_game(path: str, seed: int, plies: int = 40, nodes: int = 3000) -> tuple[list, list, int]:
+    """Every successful WDL and DTZ request the player makes while playing a seeded game.
 
-
-def _missing_tables(prober: Prober, materials: Sequence[str]) -> list[str]:
-    return [m for m in materials
-            if chess.syzygy.normalize_tablename(m) not in prober.files.wdl
-            or chess.syzygy.normalize_tablename(m) not in prober.files.dtz]
-
-
-@dataclass
-class ProbeBench:
-    positions: int
-    replay_probes: int
-    replay_hit_rate: float
-    #: (workload, raw rate, prober rate)
-    rows: list[tuple[str, Rate, Rate]]
-
-
-def replay_workload(prober: Prober, seed: int, plies: int = 80, passes: int = 3) -> list[chess.Board]:
-    """Positions probed while stepping through a game: each position and all its children.
-
-    The game is tablebase play (the move chooser) from a seeded won KRPvKR
-    position; the sequence is replayed ``passes`` times, as when a user steps
-    back and forth through a game in an analysis tool.
+    The player (tables at the root, search with probes in the tree) plays both
+    sides of a 6-piece position for up to ``plies`` plies. Returns the WDL
+    requests, the DTZ requests (as fresh boards, in order) and the plies played.
     """
-    from .chooser import choose  # local: bench depends on the chooser only here
+    prober = Prober(path, cache_size=0)
+    wdl_requests: list[chess.Board] = []
+    dtz_requests: list[chess.Board] = []
 
-    rng = random.Random(seed)
-    while True:
-        board = random_position("KRPvKR", rng, turn=chess.WHITE)
-        if prober.probe_wdl(board) == 2:
-            break
-    requests: list[chess.Board] = []
-    for _ in range(plies):
-        if board.is_game_over(claim_draw=True):
-            break
-        requests.append(board.copy(stack=False))
-        for move in board.legal_moves:
-            board.push(move)
-            requests.append(board.copy(stack=False))
-            board.pop()
-        choice = choose(board, prober)
-        board.push(choice.best.move)  # type: ignore[union-attr]
-    return requests * passes
+    def recording(method: Callable[[chess.Board], int], into: list) -> Callable[[chess.Board], int]:
+        def probe(board: chess.Board) -> int:
+            value = method(board)
+            into.append(chess.Board(board.fen()))
+            return value
+        return probe
+
+    prober.probe_wdl = recording(prober.probe_wdl, wdl_requests)  # type: ignore[method-assign]
+    prober.probe_dtz = recording(prober.probe_dtz, dtz_requests)  # type: ignore[method-assign]
+    player = Player(prober, options=PlayerOptions(faster_mate_nodes=nodes))
+    board = random_position(REPLAY_MATERIAL, random.Random(seed), turn=chess.WHITE)
+    played = 0
+    while played < plies and not board.is_game_over(claim_draw=True):
+        decision = player.decide(board, Limits(nodes=nodes))
+        board.push(decision.move)  # type: ignore[arg-type]
+        played += 1
+    prober.close()
+    return wdl_requests, dtz_requests, played
 
 
 def bench_probe(path: str, *, per_material: int = 300, seed: int = 1, repeat: int = 5) -> ProbeBench:
-    """WDL and DTZ probes per second: the project's prober against raw python-chess.
+    """Probes per second through the prober and through raw python-chess.
 
-    Uncached: distinct random positions (every probe misses the cache; its
-    bookkeeping is included). Replay: positions of a game, with repeats,
-    through a fresh cache.
+    Distinct positions: seeded random KQvKR, KRPvK, KRPvKR positions (every
+    probe misses the cache; the cache's bookkeeping is included). Game replay:
+    the requests the player makes in a seeded game (search probes repeat
+    constantly), replayed through a fresh cache.
     """
     prober = Prober(path)
-    missing = _missing_tables(prober, PROBE_MATERIALS)
+    missing = [m for m in PROBE_MATERIALS if m not in present(prober, PROBE_MATERIALS)]
     if missing:
         raise ValueError(f"bench probe needs the tables {', '.join(missing)} (WDL and DTZ) in {path}")
     raw = raw_tablebase(path)
-    boards = probe_positions(PROBE_MATERIALS, per_material, seed)
-    dtz_boards = boards[:: 3]
-    replay = replay_workload(prober, seed)
+    boards = positions(PROBE_MATERIALS, per_material, seed)
+    dtz_boards = boards[::3]
+    wdl_replay, dtz_replay, plies = record_game(path, seed)
 
     def run_raw(kind: str, items: list[chess.Board]) -> Callable[[], object]:
         probe = raw.probe_wdl if kind == "wdl" else raw.probe_dtz
@@ -131,17 +111,19 @@ def bench_probe(path: str, *, per_material: int = 300, seed: int = 1, repeat: in
     rows = []
     for label, kind, items in (("WDL, distinct positions", "wdl", boards),
                                ("DTZ, distinct positions", "dtz", dtz_boards),
-                               ("WDL, game replay", "wdl", replay),
-                               ("DTZ, game replay", "dtz", replay)):
+                               ("WDL, game replay", "wdl", wdl_replay),
+                               ("DTZ, game replay", "dtz", dtz_replay)):
+        if not items:
+            continue
         run_raw(kind, items)()  # warm-up: page the files in
         raw_time, prober_time = best_times([run_raw(kind, items), run_prober(kind, items)], repeat)
-        rows.append((label, Rate("python-chess", len(items), raw_time), Rate("prober", len(items), prober_time)))
+        rows.append((label, Rate(len(items), raw_time), Rate(len(items), prober_time)))
 
     prober.clear_cache()
     prober.reset_stats()
-    for b in replay:
+    for b in wdl_replay:
         prober.probe_wdl(b)
-    hit_rate = prober.stats.cache_hits / len(replay)
+    hit_rate = prober.stats.cache_hits / max(1, len(wdl_replay))
     raw.close()
     prober.close()
-    return ProbeBench(len(boards), len(replay), hit_rate, rows)
+    return ProbeBench(len(boards), plies, hit_rate, rows)

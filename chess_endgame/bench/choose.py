@@ -1,0 +1,78 @@
+"""``bench choose``: milliseconds per root choice, the chooser against the naive baseline."""
+
+from __future__ import annotations
+
+import random
+import statistics
+import time
+from dataclasses import dataclass
+
+import chess
+
+from ..chooser import Choice, choose
+from ..tablebase import Prober
+from .common import percentile, positions, present
+
+CHOOSE_MATERIALS = ("KQvK", "KRvK", "KBNvK", "KPvK", "KQvKR", "KRvKB", "KPvKP", "KRPvKR", "KBPvKB",
+                    "KQPvKQ", "KNNvKP", "KBBvKN")
+
+
+@dataclass
+class ChooseBench:
+    positions: int
+    materials: list[str]
+    #: ms per choice: economical chooser, naive baseline
+    chooser_ms: list[float]
+    naive_ms: list[float]
+    same_class: int
+    chooser_dtz_probes: int
+    naive_dtz_probes: int
+
+    @property
+    def ratio_median(self) -> float:
+        return statistics.median(self.naive_ms) / statistics.median(self.chooser_ms)
+
+    @property
+    def ratio_p95(self) -> float:
+        return percentile(self.naive_ms, 95) / percentile(self.chooser_ms, 95)
+
+
+def bench_choose(path: str, *, per_material: int = 25, seed: int = 1, repeat: int = 3) -> ChooseBench:
+    """Time the chooser (DTZ only where it can change the choice) and the naive baseline (WDL and
+    DTZ of every child, then the same ranking) on seeded positions with random clocks 0..99, each
+    from a cold probe cache. Both must give the root the same class."""
+    prober = Prober(path)
+    materials = present(prober, CHOOSE_MATERIALS)
+    if not materials:
+        raise ValueError(f"bench choose needs some of the tables {', '.join(CHOOSE_MATERIALS)} in {path}")
+    boards = positions(materials, per_material, seed)
+    rng = random.Random(seed)
+    for board in boards:
+        board.halfmove_clock = rng.randrange(100)
+    boards = [b for b in boards if any(b.legal_moves)]
+    for board in boards:  # warm-up: page the files in
+        choose(board, prober, full=True)
+
+    def timed(board: chess.Board, full: bool) -> tuple[float, Choice, int]:
+        best = float("inf")
+        for _ in range(repeat):
+            prober.clear_cache()
+            prober.reset_stats()
+            start = time.perf_counter()
+            choice = choose(board, prober, full=full, root_dtz=False)
+            best = min(best, time.perf_counter() - start)
+        assert isinstance(choice, Choice)
+        return best * 1000, choice, prober.stats.dtz_probes
+
+    chooser_ms, naive_ms = [], []
+    same = chooser_dtz = naive_dtz = 0
+    for board in boards:
+        fast, fast_choice, fast_dtz = timed(board, False)
+        slow, slow_choice, slow_dtz = timed(board, True)
+        chooser_ms.append(fast)
+        naive_ms.append(slow)
+        chooser_dtz += fast_dtz
+        naive_dtz += slow_dtz
+        same += fast_choice.result == slow_choice.result and fast_choice.best.cls == slow_choice.best.cls
+    prober.close()
+    return ChooseBench(len(boards), materials, chooser_ms, naive_ms, same, chooser_dtz, naive_dtz)

@@ -1,0 +1,60 @@
+"""``bench convert``: won positions played out against the tablebase defender."""
+
+from __future__ import annotations
+
+import statistics
+from dataclasses import dataclass, field
+
+from ..game import PlayerAgent, TablebaseAgent, play_game
+from ..player import Player, PlayerOptions
+from ..tablebase import Prober
+from .common import present, won_positions
+
+CONVERT_MATERIALS = ("KQPvK", "KRPvK", "KPPvK", "KQvK", "KRvK", "KBNvK", "KQvKR", "KRPvKR", "KQPvKQ", "KBPvKB")
+
+
+@dataclass
+class ConvertRun:
+    mode: str
+    wins: int = 0
+    plies: list[int] = field(default_factory=list)
+    #: (start FEN, result, termination) of every game that was not won
+    failures: list[tuple[str, str, str]] = field(default_factory=list)
+
+    @property
+    def mean_plies(self) -> float:
+        return statistics.mean(self.plies) if self.plies else float("nan")
+
+
+@dataclass
+class ConvertBench:
+    positions: int
+    materials: list[str]
+    runs: list[ConvertRun]
+
+
+def bench_convert(path: str, *, count: int = 12, seed: int = 1, mate_nodes: int = 20000) -> ConvertBench:
+    """Play ``count`` seeded won positions against the tablebase defender, pure DTZ and faster-mate."""
+    prober = Prober(path)
+    materials = present(prober, CONVERT_MATERIALS)
+    if not materials:
+        raise ValueError(f"bench convert needs some of the tables {', '.join(CONVERT_MATERIALS)} in {path}")
+    boards = won_positions(prober, materials, count, seed)
+    runs = []
+    for mode, faster in (("pure DTZ", False), ("faster mate", True)):
+        player = Player(prober, options=PlayerOptions(faster_mate=faster, faster_mate_nodes=mate_nodes))
+        ours = PlayerAgent(player, nodes=mate_nodes)
+        defender = TablebaseAgent(prober)
+        run = ConvertRun(mode)
+        for board in boards:
+            white, black = (ours, defender) if board.turn else (defender, ours)
+            record = play_game(board, white, black, max_plies=400)
+            winner = "1-0" if board.turn else "0-1"
+            if record.result == winner:
+                run.wins += 1
+                run.plies.append(record.plies)
+            else:
+                run.failures.append((board.fen(), record.result, record.termination))
+        runs.append(run)
+    prober.close()
+    return ConvertBench(len(boards), materials, runs)

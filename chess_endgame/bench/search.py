@@ -1,0 +1,80 @@
+"""``bench search``: a fixed list of positions searched to fixed depths; nodes per CPU-second.
+
+Like Stockfish's ``bench``, the total node count at the fixed depths is a
+signature: any change of search behaviour changes it.
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass
+
+import chess
+
+from ..search import Limits, Searcher
+
+#: (name, FEN, default depth)
+POSITIONS: tuple[tuple[str, str, int], ...] = (
+    ("opening: start position", chess.STARTING_FEN, 5),
+    ("opening: Queen's Gambit Declined", "r1bq1rk1/pp2bppp/2n1pn2/3p4/2PP4/2N2N2/PP2BPPP/R2QKB1R w KQ - 0 8", 4),
+    ("middlegame: Kiwipete", "r3k2r/p1ppqpb1/bn2pnp1/3PN3/1p2P3/2N2Q1p/PPPBBPPP/R3K2R w KQkq - 0 1", 4),
+    ("middlegame: Italian", "r4rk1/1pp1qppp/p1np1n2/2b1p1B1/2B1P1b1/P1NP1N2/1PP1QPPP/R4RK1 w - - 0 10", 4),
+    ("endgame 12: knights", "8/4k3/3np3/3p1p2/3P1P2/2N1P3/4K3/8 w - - 0 1", 7),
+    ("endgame 10: Fine 70", "8/k7/3p4/p2P1p2/P2P1P2/8/8/K7 w - - 0 1", 20),
+    ("endgame 10: bishops", "8/5k2/4p3/3pPp2/3P1P2/4B3/3K3b/8 w - - 0 1", 8),
+    ("endgame 8: rook ending", "8/5pk1/6p1/8/3R4/6P1/5PK1/4r3 w - - 0 1", 7),
+    ("endgame 8: queen ending", "6k1/5p2/6p1/8/3q4/6P1/5PK1/5Q2 w - - 0 1", 5),
+    ("endgame 7: rook and pawns", "8/8/1p6/1k6/8/1PK5/1R6/5r2 w - - 0 1", 7),
+    ("endgame 6: KRPPvKR", "8/8/8/4k3/R7/5PP1/6K1/r7 w - - 0 1", 7),
+    ("endgame 6: KQPvKQ", "8/6k1/8/5q2/8/3P4/2QK4/8 w - - 0 1", 5),
+    ("endgame 3: KRvK", "8/2k5/8/8/3K4/8/3R4/8 w - - 0 1", 8),
+)
+
+#: Pure-Python peers on this machine type, nodes per CPU-second (from the searcher issue):
+#: (python-chess based alpha-beta engine, sunfish).
+REFERENCE_NPS = {
+    chess.STARTING_FEN: (25000, 20000),
+    "8/5pk1/6p1/8/3R4/6P1/5PK1/4r3 w - - 0 1": (47000, 40000),
+    "8/2k5/8/8/3K4/8/3R4/8 w - - 0 1": (65000, 73000),
+}
+
+
+@dataclass
+class SearchRow:
+    name: str
+    fen: str
+    depth: int
+    nodes: int
+    cpu_seconds: float
+    best_move: str
+    score: str
+
+    @property
+    def nps(self) -> float:
+        return self.nodes / self.cpu_seconds if self.cpu_seconds > 0 else float("inf")
+
+
+def bench_search(*, depth: int | None = None, movetime: int | None = None, repeat: int = 3,
+                 hash_mb: int = 16) -> list[SearchRow]:
+    """Search every position (no tables: pure search speed) ``repeat`` times from a fresh searcher.
+
+    Fixed depth (each position's own, or ``depth``) keeps node counts exact, so
+    the best CPU time of the repeats gives the speed; with ``movetime`` the run
+    with the most nodes per CPU-second is kept.
+    """
+    rows = []
+    for name, fen, own_depth in POSITIONS:
+        best: SearchRow | None = None
+        for _ in range(repeat):
+            searcher = Searcher(hash_mb=hash_mb)
+            limits = Limits(movetime=movetime) if movetime else Limits(depth=depth or own_depth)
+            start = time.process_time()
+            result = searcher.search(chess.Board(fen), limits)
+            cpu = time.process_time() - start
+            row = SearchRow(name, fen, result.depth, result.nodes, cpu,
+                            result.best_move.uci() if result.best_move else "0000", str(result.score))
+            if best is None or row.nps > best.nps:
+                best = row
+        assert best is not None
+        rows.append(best)
+    return rows
