@@ -22,7 +22,6 @@ from __future__ import annotations
 import collections
 import enum
 import os
-import threading
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 
@@ -254,31 +253,40 @@ class ProbeStats:
 
 
 class _LRU:
-    """A bounded least-recently-used map (thread-safe)."""
+    """A bounded least-recently-used map.
+
+    No lock: each OrderedDict operation is atomic under the GIL, and the one
+    race that remains (another thread evicting a key between ``get`` and
+    ``move_to_end``) is caught.
+    """
 
     def __init__(self, size: int) -> None:
         self.size = size
         self._data: collections.OrderedDict = collections.OrderedDict()
-        self._lock = threading.Lock()
 
     def get(self, key: object) -> int | None:
-        with self._lock:
-            value = self._data.get(key)
-            if value is not None:
-                self._data.move_to_end(key)
-            return value
+        data = self._data
+        value = data.get(key)
+        if value is not None:
+            try:
+                data.move_to_end(key)
+            except KeyError:
+                pass
+        return value
 
     def put(self, key: object, value: int) -> None:
         if self.size <= 0:
             return
-        with self._lock:
-            self._data[key] = value
-            if len(self._data) > self.size:
-                self._data.popitem(last=False)
+        data = self._data
+        data[key] = value
+        if len(data) > self.size:
+            try:
+                data.popitem(last=False)
+            except KeyError:
+                pass
 
     def clear(self) -> None:
-        with self._lock:
-            self._data.clear()
+        self._data.clear()
 
     def __len__(self) -> int:
         return len(self._data)
@@ -298,6 +306,7 @@ class Prober:
     def __init__(self, path: str | Iterable[str] | None = None, *, probe_limit: int = 7,
                  cache_size: int = 65536) -> None:
         self.files = scan(path)
+        self._largest = self.files.max_pieces
         self.probe_limit = probe_limit
         self.stats = ProbeStats()
         self._wdl_cache = _LRU(cache_size)
@@ -311,9 +320,14 @@ class Prober:
     # -- configuration ---------------------------------------------------
 
     @property
-    def max_pieces(self) -> int:
-        """Largest piece count the prober will answer (tables present and probe limit)."""
-        return min(self.files.max_pieces, self.probe_limit)
+    def probe_limit(self) -> int:
+        """Use the tables only up to this many pieces (UCI ``SyzygyProbeLimit``)."""
+        return self._probe_limit
+
+    @probe_limit.setter
+    def probe_limit(self, value: int) -> None:
+        self._probe_limit = value
+        self.max_pieces = min(self._largest, value)
 
     @property
     def available(self) -> bool:
@@ -343,13 +357,12 @@ class Prober:
 
     def _check(self, board: chess.Board) -> chess.Board:
         """Raise NotCoveredError unless the tables can be probed; return the board to probe."""
-        pieces = chess.popcount(board.occupied)
+        pieces = board.occupied.bit_count()
         if pieces > self.max_pieces:
             if not self.files.wdl:
                 raise NotCoveredError(NotCovered(
                     Reason.NO_TABLES, f"no Syzygy tables loaded; {HOW_TO_GET_TABLES}"))
-            limit = ("SyzygyProbeLimit " if self.probe_limit < self.files.max_pieces
-                     else "the tables present ")
+            limit = "SyzygyProbeLimit " if self.probe_limit < self._largest else "the tables present "
             raise NotCoveredError(NotCovered(
                 Reason.TOO_MANY_PIECES,
                 f"{pieces} pieces on the board, {limit}reach {self.max_pieces}"))
@@ -393,7 +406,7 @@ class Prober:
             stats.cache_hits += 1
             stats.tbhits += 1
             return value
-        if board.is_insufficient_material():
+        if not (board.pawns | board.rooks | board.queens) and board.is_insufficient_material():
             value = 0
         else:
             probe_board = self._check(board)
@@ -418,7 +431,7 @@ class Prober:
             stats.cache_hits += 1
             stats.tbhits += 1
             return value
-        if board.is_insufficient_material():
+        if not (board.pawns | board.rooks | board.queens) and board.is_insufficient_material():
             value = 0
         else:
             probe_board = self._check(board)

@@ -9,15 +9,18 @@ from dataclasses import dataclass
 import chess
 import chess.syzygy
 
+from ..game import PlayerAgent, TablebaseAgent, play_game
 from ..player import Player, PlayerOptions
 from ..sampling import random_position
-from ..search import Limits
 from ..tablebase import Prober, split_path
 from .common import best_times, positions, present
 
 PROBE_MATERIALS = ("KQvKR", "KRPvK", "KRPvKR")
-#: A 6-piece start whose captures lead into the 5-piece tables: the replayed game.
-REPLAY_MATERIAL = "KRPvKRP"
+#: The replayed game starts from a won position of this material.
+REPLAY_MATERIAL = "KRPvKR"
+#: Replaying the game's probes this many times models reviewing it in an analysis GUI, stepping
+#: back and forth through the moves with the engine running.
+REVIEW_PASSES = 5
 
 
 @dataclass
@@ -36,7 +39,8 @@ class Rate:
 class ProbeBench:
     positions: int
     replay_plies: int
-    replay_hit_rate: float
+    #: cache hit rates of the game's probes as played, and replayed REVIEW_PASSES times
+    replay_hit_rates: list[float]
     #: (workload, probes, raw python-chess rate, prober rate)
     rows: list[tuple[str, Rate, Rate]]
 
@@ -49,12 +53,13 @@ def raw_tablebase(path: str) -> chess.syzygy.Tablebase:
     return tb
 
 
-def record_game(path: str, seed: int, plies: int = 40, nodes: int = 3000) -> tuple[list, list, int]:
-    """Every successful WDL and DTZ request the player makes while playing a seeded game.
+def record_game(path: str, seed: int, plies: int = 120, nodes: int = 2000) -> tuple[list, list, int]:
+    """Every successful WDL and DTZ request made while ``chess-endgame play`` plays a seeded game.
 
-    The player (tables at the root, search with probes in the tree) plays both
-    sides of a 6-piece position for up to ``plies`` plies. Returns the WDL
-    requests, the DTZ requests (as fresh boards, in order) and the plies played.
+    The player (tables at the root, with its short mate search and its PV
+    extension) plays a won KRPvKR position against the tablebase defender,
+    both on one prober, as the ``play`` command does. Returns the WDL
+    requests, the DTZ requests (fresh boards, in order) and the plies played.
     """
     prober = Prober(path, cache_size=0)
     wdl_requests: list[chess.Board] = []
@@ -67,26 +72,27 @@ def record_game(path: str, seed: int, plies: int = 40, nodes: int = 3000) -> tup
             return value
         return probe
 
+    rng = random.Random(seed)
+    board = random_position(REPLAY_MATERIAL, rng, turn=chess.WHITE)
+    while prober.probe_wdl(board) != 2 or prober.probe_dtz(board) < 20:
+        board = random_position(REPLAY_MATERIAL, rng, turn=chess.WHITE)
     prober.probe_wdl = recording(prober.probe_wdl, wdl_requests)  # type: ignore[method-assign]
     prober.probe_dtz = recording(prober.probe_dtz, dtz_requests)  # type: ignore[method-assign]
     player = Player(prober, options=PlayerOptions(faster_mate_nodes=nodes))
-    board = random_position(REPLAY_MATERIAL, random.Random(seed), turn=chess.WHITE)
-    played = 0
-    while played < plies and not board.is_game_over(claim_draw=True):
-        decision = player.decide(board, Limits(nodes=nodes))
-        board.push(decision.move)  # type: ignore[arg-type]
-        played += 1
+    record = play_game(board, PlayerAgent(player, nodes=nodes), TablebaseAgent(prober), max_plies=plies)
     prober.close()
-    return wdl_requests, dtz_requests, played
+    return wdl_requests, dtz_requests, record.plies
 
 
-def bench_probe(path: str, *, per_material: int = 300, seed: int = 1, repeat: int = 5) -> ProbeBench:
+def bench_probe(path: str, *, per_material: int = 300, seed: int = 1, repeat: int = 3) -> ProbeBench:
     """Probes per second through the prober and through raw python-chess.
 
     Distinct positions: seeded random KQvKR, KRPvK, KRPvKR positions (every
     probe misses the cache; the cache's bookkeeping is included). Game replay:
-    the requests the player makes in a seeded game (search probes repeat
-    constantly), replayed through a fresh cache.
+    the requests made while the player plays a seeded game against the
+    tablebase defender (positions repeat: the defender looks at the position
+    the player is about to reach, the PV extension at the next moves),
+    replayed through a fresh cache.
     """
     prober = Prober(path)
     missing = [m for m in PROBE_MATERIALS if m not in present(prober, PROBE_MATERIALS)]
@@ -111,19 +117,26 @@ def bench_probe(path: str, *, per_material: int = 300, seed: int = 1, repeat: in
     rows = []
     for label, kind, items in (("WDL, distinct positions", "wdl", boards),
                                ("DTZ, distinct positions", "dtz", dtz_boards),
-                               ("WDL, game replay", "wdl", wdl_replay),
-                               ("DTZ, game replay", "dtz", dtz_replay)):
+                               ("WDL, game as played", "wdl", wdl_replay),
+                               ("DTZ, game as played", "dtz", dtz_replay),
+                               (f"WDL, game replayed {REVIEW_PASSES}x", "wdl", wdl_replay * REVIEW_PASSES),
+                               (f"DTZ, game replayed {REVIEW_PASSES}x", "dtz", dtz_replay * REVIEW_PASSES)):
         if not items:
             continue
         run_raw(kind, items)()  # warm-up: page the files in
         raw_time, prober_time = best_times([run_raw(kind, items), run_prober(kind, items)], repeat)
         rows.append((label, Rate(len(items), raw_time), Rate(len(items), prober_time)))
 
-    prober.clear_cache()
-    prober.reset_stats()
-    for b in wdl_replay:
-        prober.probe_wdl(b)
-    hit_rate = prober.stats.cache_hits / max(1, len(wdl_replay))
+    hit_rates = []
+    for passes in (1, REVIEW_PASSES):
+        prober.clear_cache()
+        prober.reset_stats()
+        for _ in range(passes):
+            for b in wdl_replay:
+                prober.probe_wdl(b)
+            for b in dtz_replay:
+                prober.probe_dtz(b)
+        hit_rates.append(prober.stats.cache_hits / max(1, passes * (len(wdl_replay) + len(dtz_replay))))
     raw.close()
     prober.close()
-    return ProbeBench(len(boards), plies, hit_rate, rows)
+    return ProbeBench(len(boards), plies, hit_rates, rows)
