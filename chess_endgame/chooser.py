@@ -23,6 +23,7 @@ still be of the best class (and are not beaten inside it by a known move).
 from __future__ import annotations
 
 import enum
+import time
 from dataclasses import dataclass
 
 import chess
@@ -125,20 +126,28 @@ class Choice:
     root_wdl: int
     root_dtz: int | None
 
+    #: False when a deadline cut the DTZ probes short (some classes are upper bounds only).
+    complete: bool = True
+
     @property
     def best(self) -> RankedMove | None:
-        return self.moves[0] if self.moves else None
+        """The move to play: the first exactly ranked move (any move if none is exact)."""
+        return next((m for m in self.moves if m.exact), self.moves[0] if self.moves else None)
 
     @property
     def result(self) -> MoveClass:
         """The root's result: the class of its best move (a mated root is a LOSS)."""
-        if self.moves:
-            return self.moves[0].cls
+        best = self.best
+        if best is not None:
+            return best.cls
         return MoveClass.LOSS if self.root_wdl < 0 else MoveClass.DRAW
 
     def best_class_moves(self) -> list[RankedMove]:
         """The moves that share the best class (the only ones the player may choose from)."""
-        return [m for m in self.moves if m.cls == self.result and m.exact]
+        best = self.best
+        if best is None:
+            return []
+        return [m for m in self.moves if m.cls == best.cls and m.exact] or [best]
 
 
 def has_repeated(board: chess.Board) -> bool:
@@ -170,16 +179,18 @@ def _bounds(wdl: int, rule50: bool) -> tuple[MoveClass, MoveClass, int]:
     return MoveClass.LOSS, (MoveClass.BLESSED_LOSS if rule50 else MoveClass.LOSS), 2
 
 
-def choose(board: chess.Board, prober: Prober, *, rule50: bool = True,
-           full: bool = False, root_dtz: bool | None = None) -> Choice | NotCovered:
+def choose(board: chess.Board, prober: Prober, *, rule50: bool = True, full: bool = False,
+           root_dtz: bool | None = None, deadline: float | None = None) -> Choice | NotCovered:
     """Rank every legal move of ``board`` (clock and move stack included).
 
     ``rule50=False`` counts cursed wins as wins and blessed losses as losses
     (UCI ``Syzygy50MoveRule false``). ``full=True`` probes the DTZ of every
     move (for display); otherwise DTZ is probed only where it can change the
     choice; ``root_dtz`` (default: ``full``) also probes the root's DTZ.
-    Returns :class:`NotCovered` when the tables cannot answer (then the searcher
-    plays).
+    ``deadline`` (a ``time.monotonic()`` instant) stops the DTZ probes when a
+    clock runs out: the choice is then the best move found exact so far
+    (:attr:`Choice.complete` is False). Returns :class:`NotCovered` when the
+    tables cannot answer (then the searcher plays).
     """
     not_covered = prober.covers(board)
     if not_covered is not None:
@@ -196,9 +207,15 @@ def choose(board: chess.Board, prober: Prober, *, rule50: bool = True,
                 pending.append((entry, *bounds))
         exact = [m for m in moves if m.exact]
         best_low = max([m.cls for m in exact] + [low for _, low, _ in pending], default=MoveClass.LOSS)
+        complete = True
+        if deadline is not None:  # checks first: under a deadline the likeliest best moves get resolved
+            pending.sort(key=lambda p: not board.gives_check(p[0].move))
         for entry, _low, min_distance in pending:
             if not full and _cannot_be_best(entry, min_distance, clock, best_low, exact):
                 continue
+            if deadline is not None and time.monotonic() >= deadline:
+                complete = False
+                break
             _resolve(board, entry, prober, clock, rule50)
         if full:
             for entry in moves:
@@ -208,7 +225,7 @@ def choose(board: chess.Board, prober: Prober, *, rule50: bool = True,
         dtz = prober.probe_dtz(board) if (full if root_dtz is None else root_dtz) else None
     except NotCoveredError as exc:
         return exc.answer
-    return Choice(board.fen(), clock, moves, root_wdl, dtz)
+    return Choice(board.fen(), clock, moves, root_wdl, dtz, complete)
 
 
 def rank_move(board: chess.Board, move: chess.Move, prober: Prober, *, rule50: bool = True) -> RankedMove:

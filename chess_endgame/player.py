@@ -41,6 +41,7 @@ class Decision:
     #: Why the tables did not answer (None when they did).
     not_covered: NotCovered | None = None
     depth: int = 0
+    seldepth: int = 0
     nodes: int = 0
     tbhits: int = 0
     time_ms: int = 0
@@ -63,6 +64,17 @@ class PlayerOptions:
     #: Plies of chooser play appended to a tablebase move's PV, and the time that may take.
     tb_pv_plies: int = 8
     tb_pv_ms: int = 30
+
+
+def _deadline(limits: Limits, start: float, *, soft: bool = False) -> float | None:
+    """When the answer is due (``time.monotonic()``): the hard deadline and the move time, or with
+    ``soft`` the time manager's target (extra work at a tablebase root must not drain the clock)."""
+    due = [limits.deadline] if limits.deadline is not None else []
+    if soft and limits.soft_deadline is not None:
+        due.append(limits.soft_deadline)
+    if limits.movetime is not None:
+        due.append(start + limits.movetime / 1000)
+    return min(due) if due else None
 
 
 class Player:
@@ -110,9 +122,11 @@ class Player:
         """The move to play in ``board`` (its move stack is the game history)."""
         limits = limits or Limits()
         start = time.monotonic()
-        choice = choose(board, self.prober, rule50=self.options.rule50)
+        deadline = _deadline(limits, start)
+        choice = choose(board, self.prober, rule50=self.options.rule50,
+                        deadline=None if deadline is None else deadline - 0.005)
         if isinstance(choice, Choice) and choice.moves:
-            decision = self._from_tables(board, choice, limits)
+            decision = self._from_tables(board, choice, limits, _deadline(limits, start, soft=True))
         else:
             result = self.searcher.search(board, limits, on_info)
             decision = self._from_search(result)
@@ -127,10 +141,11 @@ class Player:
 
     def _from_search(self, result: SearchResult) -> Decision:
         return Decision(result.best_move, "search", result.score, result.pv, result.ponder_move,
-                        depth=result.depth, nodes=result.nodes, tbhits=result.tbhits, time_ms=result.time_ms,
-                        lines=result.lines)
+                        depth=result.depth, seldepth=result.seldepth, nodes=result.nodes, tbhits=result.tbhits,
+                        time_ms=result.time_ms, lines=result.lines)
 
-    def _from_tables(self, board: chess.Board, choice: Choice, limits: Limits) -> Decision:
+    def _from_tables(self, board: chess.Board, choice: Choice, limits: Limits, due: float | None) -> Decision:
+        """The chooser's move; ``due`` bounds the optional mate search and PV extension."""
         candidates = choice.best_class_moves()
         if limits.searchmoves:
             wanted = set(limits.searchmoves)
@@ -142,8 +157,9 @@ class Player:
         nodes = 0
         hits_before = self.prober.stats.tbhits
         if (self.options.faster_mate and len(candidates) > 1 and best.cls >= MoveClass.DRAW
-                and not best.checkmate and not (best.cls.winning and has_repeated(board))):
-            found = self._search_among(board, candidates, limits)
+                and not best.checkmate and not (best.cls.winning and has_repeated(board))
+                and (due is None or due - time.monotonic() > 0.02)):
+            found = self._search_among(board, candidates, limits, due)
             nodes = found.nodes
             if found.best_move is not None:
                 if best.cls.winning and found.score.mate is not None and found.score.mate > 0:
@@ -153,14 +169,15 @@ class Player:
                     best = next(m for m in candidates if m.move == found.best_move)
         if best.checkmate:
             score = Score(mate=1)
-        pv = self._tablebase_pv(board, best.move)
+        pv = self._tablebase_pv(board, best.move, due)
         return Decision(best.move, "tablebase", score, pv, pv[1] if len(pv) > 1 else None, best.cls,
                         best.distance, choice, depth=1, nodes=nodes,
                         tbhits=self.prober.stats.tbhits - hits_before)
 
-    def _search_among(self, board: chess.Board, candidates: list, limits: Limits) -> SearchResult:
+    def _search_among(self, board: chess.Board, candidates: list, limits: Limits,
+                      due: float | None) -> SearchResult:
         """A short search restricted to ``candidates`` (no probes in the tree: it looks for real mates)."""
-        budget = Limits(nodes=self.options.faster_mate_nodes, deadline=limits.deadline, stop=limits.stop,
+        budget = Limits(nodes=self.options.faster_mate_nodes, deadline=due, stop=limits.stop,
                         searchmoves=[m.move for m in candidates])
         if limits.nodes is not None:
             budget.nodes = min(budget.nodes or limits.nodes, limits.nodes)
@@ -170,16 +187,18 @@ class Player:
             budget.depth = limits.depth
         return self._mate_searcher.search(board, budget)
 
-    def _tablebase_pv(self, board: chess.Board, move: chess.Move) -> list[chess.Move]:
+    def _tablebase_pv(self, board: chess.Board, move: chess.Move, deadline: float | None) -> list[chess.Move]:
         """``move`` followed by a few plies of pure tablebase play, so GUIs show a real line."""
         pv = [move]
         temp = board.copy()
         temp.push(move)
         stop_at = time.monotonic() + self.options.tb_pv_ms / 1000
+        if deadline is not None:
+            stop_at = min(stop_at, deadline - 0.005)
         for _ in range(self.options.tb_pv_plies):
             if time.monotonic() >= stop_at or temp.is_game_over(claim_draw=True):
                 break
-            nxt = choose(temp, self.prober, rule50=self.options.rule50)
+            nxt = choose(temp, self.prober, rule50=self.options.rule50, deadline=stop_at)
             if not isinstance(nxt, Choice) or not nxt.moves:
                 break
             pv.append(nxt.moves[0].move)

@@ -302,8 +302,11 @@ class Searcher:
             return False
         if limits.mate is not None and score >= MATE_BOUND and (MATE - score + 1) // 2 <= limits.mate:
             return True
-        if limits.soft_deadline is not None and time.monotonic() >= limits.soft_deadline:
-            return True
+        if limits.soft_deadline is not None:
+            # The next iteration takes longer than all before it: start it only in the first half.
+            now = time.monotonic()
+            if now >= limits.soft_deadline or now - self.start >= (limits.soft_deadline - self.start) / 2:
+                return True
         return root_count == 1 and (limits.soft_deadline is not None or limits.deadline is not None)
 
     def _info(self, depth: int, score: int, pv: list[chess.Move], multipv: int, bound: str | None = None) -> Info:

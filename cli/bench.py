@@ -37,11 +37,13 @@ def _tables(syzygy_path: str | None) -> str:
 @click.option("--seed", default=1, show_default=True, type=int)
 @click.option("--repeat", default=3, show_default=True, type=click.IntRange(1, 100),
               help="Timed runs per figure; the best is kept.")
+@click.option("--game-plies", default=120, show_default=True, type=click.IntRange(1, 1000),
+              help="Longest game whose probes are replayed.")
 @user_errors
-def probe(syzygy_path: str | None, positions: int, seed: int, repeat: int) -> None:
+def probe(syzygy_path: str | None, positions: int, seed: int, repeat: int, game_plies: int) -> None:
     """WDL and DTZ probes per second: the prober against raw python-chess."""
     path = _tables(syzygy_path)
-    result = bench_probe(path, per_material=positions, seed=seed, repeat=repeat)
+    result = bench_probe(path, per_material=positions, seed=seed, repeat=repeat, game_plies=game_plies)
     click.echo(f"tables: {path}")
     once, review = result.replay_hit_rates
     click.echo(f"workloads: {result.positions} random positions (seed {seed}); the probes of a "

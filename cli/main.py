@@ -11,6 +11,7 @@ from .evaluate import evaluate
 from .play import best, play
 from .probe import probe
 from .tablebases import tablebases
+from .uci import uci
 
 
 @click.group(context_settings={"help_option_names": ["-h", "--help"]})
@@ -25,6 +26,7 @@ cli.add_command(bench)
 cli.add_command(best)
 cli.add_command(play)
 cli.add_command(evaluate)
+cli.add_command(uci)
 
 
 def main() -> None:

@@ -119,5 +119,5 @@ def test_bench_commands_print_their_figures(syzygy_path: str) -> None:
     assert code == 0 and "signature:" in out and "nodes/cpu-s" in out
     code, out, _ = run("bench", "choose", "--positions", "1", "--repeat", "1")
     assert code == 0 and "speed-up: median" in out and "same best class" in out
-    code, out, _ = run("bench", "probe", "--positions", "10", "--repeat", "1")
+    code, out, _ = run("bench", "probe", "--positions", "10", "--repeat", "1", "--game-plies", "6")
     assert code == 0 and "WDL, distinct positions" in out and "game replay" in out

@@ -84,7 +84,8 @@ def record_game(path: str, seed: int, plies: int = 120, nodes: int = 2000) -> tu
     return wdl_requests, dtz_requests, record.plies
 
 
-def bench_probe(path: str, *, per_material: int = 300, seed: int = 1, repeat: int = 3) -> ProbeBench:
+def bench_probe(path: str, *, per_material: int = 300, seed: int = 1, repeat: int = 3,
+                game_plies: int = 120) -> ProbeBench:
     """Probes per second through the prober and through raw python-chess.
 
     Distinct positions: seeded random KQvKR, KRPvK, KRPvKR positions (every
@@ -101,7 +102,7 @@ def bench_probe(path: str, *, per_material: int = 300, seed: int = 1, repeat: in
     raw = raw_tablebase(path)
     boards = positions(PROBE_MATERIALS, per_material, seed)
     dtz_boards = boards[::3]
-    wdl_replay, dtz_replay, plies = record_game(path, seed)
+    wdl_replay, dtz_replay, plies = record_game(path, seed, plies=game_plies)
 
     def run_raw(kind: str, items: list[chess.Board]) -> Callable[[], object]:
         probe = raw.probe_wdl if kind == "wdl" else raw.probe_dtz

@@ -1,0 +1,46 @@
+"""Time management: a soft target and a hard stop for one move, from the clock.
+
+All times in milliseconds. ``Move Overhead`` is kept back on every move for
+the GUI's and the transport's lag, so the engine never loses on time: the hard
+stop leaves the overhead and a share of the remaining time untouched.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+#: Moves assumed left in the game when the GUI does not say (sudden death / increment).
+DEFAULT_MOVES_TO_GO = 30
+
+
+@dataclass(frozen=True)
+class Budget:
+    """Milliseconds for this move: no new iteration after ``soft``; stop at ``hard``."""
+
+    soft: int
+    hard: int
+
+
+def budget(time_left: int, increment: int = 0, moves_to_go: int | None = None, overhead: int = 10) -> Budget:
+    """The budget for one move with ``time_left`` on our clock.
+
+    ``moves_to_go`` counts the moves to the next time control (UCI
+    ``movestogo``), including this one; without it a sudden-death game is
+    assumed to last :data:`DEFAULT_MOVES_TO_GO` more moves, and the increment
+    is spent almost fully.
+    """
+    time_left = max(0, time_left)
+    increment = max(0, increment)
+    overhead = max(0, overhead)
+    moves = min(moves_to_go, 50) if moves_to_go is not None and moves_to_go > 0 else DEFAULT_MOVES_TO_GO
+    # Like Stockfish: the overhead is paid on every move still to come, the increment is earned on each.
+    pool = max(1, time_left + increment * (moves - 1) - overhead * (2 + moves))
+    soft = pool / moves
+    if moves_to_go is not None and moves_to_go > 0:
+        # Never more than a third of the clock at once, less near the time control.
+        hard = min(time_left / 3 if moves > 1 else time_left * 0.8, soft * 3)
+    else:
+        hard = min(time_left / 4, soft * 4)
+    hard = max(1.0, min(hard, time_left - 2 * overhead))
+    soft = max(1.0, min(soft, hard))
+    return Budget(int(soft), int(hard))

@@ -1,0 +1,435 @@
+"""UCI adapter: the protocol, Stockfish's option names, a reader thread and a search thread.
+
+The main thread reads commands; ``go`` starts a worker thread that asks the
+:class:`~.player.Player` for a move and prints ``info`` lines and exactly one
+``bestmove``. ``isready``, ``stop`` and ``ponderhit`` are answered while it
+searches. Bad input gets an ``info string`` and changes nothing; the engine
+never exits on bad input. Only protocol lines go to stdout.
+"""
+
+from __future__ import annotations
+
+import math
+import sys
+import threading
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import TextIO
+
+import chess
+
+from . import __version__
+from .player import CLASS_SCORE, Decision, Player
+from .position import PositionError, parse_position
+from .search import MAX_PLY, Info, Limits, Score
+from .tablebase import Prober, resolve_path, scan
+from .timeman import budget
+
+ENGINE_NAME = f"chess-endgame {__version__}"
+AUTHOR = "the chess-endgame developers"
+
+
+@dataclass
+class Option:
+    name: str
+    type: str  # spin, check, string, button
+    default: object
+    min: int = 0
+    max: int = 0
+
+    def declaration(self) -> str:
+        text = f"option name {self.name} type {self.type}"
+        if self.type == "check":
+            return f"{text} default {'true' if self.default else 'false'}"
+        if self.type == "spin":
+            return f"{text} default {self.default} min {self.min} max {self.max}"
+        if self.type == "string":
+            return f"{text} default {self.default if self.default != '' else '<empty>'}"
+        return text
+
+    def parse(self, value: str | None) -> object:
+        """The typed value, or :exc:`ValueError` saying what is acceptable."""
+        if self.type == "button":
+            return True
+        if value is None:
+            if self.type == "string":
+                return ""
+            raise ValueError(f"option {self.name} needs a value")
+        if self.type == "spin":
+            try:
+                number = int(value)
+            except ValueError:
+                raise ValueError(f"option {self.name} takes an integer from {self.min} to {self.max}, "
+                                 f"not {value!r}") from None
+            if not self.min <= number <= self.max:
+                raise ValueError(f"option {self.name} takes an integer from {self.min} to {self.max}, "
+                                 f"not {number}")
+            return number
+        if self.type == "check":
+            if value.lower() not in ("true", "false"):
+                raise ValueError(f"option {self.name} takes true or false, not {value!r}")
+            return value.lower() == "true"
+        return "" if value == "<empty>" else value
+
+
+def _default_syzygy_path() -> str:
+    path = resolve_path(None)
+    return path if scan(path).wdl else ""
+
+
+def options() -> list[Option]:
+    return [
+        Option("Hash", "spin", 16, 1, 1024),
+        Option("Clear Hash", "button", None),
+        Option("Ponder", "check", False),
+        Option("MultiPV", "spin", 1, 1, 500),
+        Option("Move Overhead", "spin", 10, 0, 5000),
+        Option("SyzygyPath", "string", _default_syzygy_path()),
+        Option("SyzygyProbeDepth", "spin", 1, 1, 100),
+        Option("Syzygy50MoveRule", "check", True),
+        Option("SyzygyProbeLimit", "spin", 7, 0, 7),
+        Option("UCI_ShowWDL", "check", False),
+    ]
+
+
+def wdl_permille(score: Score) -> tuple[int, int, int]:
+    """Win/draw/loss chances in permille for a score (UCI ``UCI_ShowWDL``).
+
+    Mates and tablebase results are certain; other scores go through a
+    logistic model (a pawn up wins about half the time).
+    """
+    if score.mate is not None:
+        return (1000, 0, 0) if score.mate > 0 else (0, 0, 1000)
+    cp = score.cp or 0
+    if abs(cp) >= 19000:
+        return (1000, 0, 0) if cp > 0 else (0, 0, 1000)
+    win = 1000 / (1 + math.exp(-(cp - 100) / 90))
+    loss = 1000 / (1 + math.exp(-(-cp - 100) / 90))
+    win, loss = round(win), round(loss)
+    return win, 1000 - win - loss, loss
+
+
+class UciEngine:
+    """One engine process: call :meth:`run` with the input and output streams."""
+
+    def __init__(self, output: TextIO | None = None, *, player: Player | None = None) -> None:
+        self.out = output or sys.stdout
+        self._write_lock = threading.Lock()
+        self.options = {o.name.lower(): o for o in options()}
+        self.values = {o.name.lower(): o.default for o in self.options.values()}
+        self.player = player or Player(Prober(self.values["syzygypath"] or None))
+        self.board = chess.Board()
+        self._thread: threading.Thread | None = None
+        self._limits: Limits | None = None
+        self._pondering = False
+        self._ponder_budget: tuple[int, int] | None = None
+        self._release = threading.Event()  # set on stop / ponderhit: a finished search may answer
+        self._pending_options: list[tuple[str, str | None]] = []
+        self.debug = False
+
+    # -- I/O -------------------------------------------------------------------------
+
+    def send(self, line: str) -> None:
+        with self._write_lock:
+            self.out.write(line + "\n")
+            self.out.flush()
+
+    def info_string(self, text: str) -> None:
+        self.send(f"info string {' '.join(text.split())}")
+
+    def run(self, stream: TextIO | None = None) -> None:
+        """Read commands until ``quit`` or end of input."""
+        stream = stream or sys.stdin
+        while True:
+            line = stream.readline()
+            if not line:
+                break
+            try:
+                if not self.handle(line):
+                    break
+            except Exception as exc:  # noqa: BLE001 - the engine must survive anything it is sent
+                self.info_string(f"error handling {line.strip()!r}: {type(exc).__name__}: {exc}")
+        self._stop_search()
+
+    def handle(self, line: str) -> bool:
+        """Process one command line; False means quit."""
+        tokens = line.split()
+        if not tokens:
+            return True
+        command, args = tokens[0], tokens[1:]
+        handler: Callable[[list[str]], None] | None = {
+            "uci": self._uci, "isready": self._isready, "setoption": self._setoption,
+            "ucinewgame": self._ucinewgame, "position": self._position, "go": self._go, "stop": self._stop,
+            "ponderhit": self._ponderhit, "debug": self._debug, "register": lambda a: None,
+        }.get(command)
+        if command == "quit":
+            return False
+        if handler is None:
+            self.info_string(f"unknown command: {line.strip()[:80]}")
+            return True
+        handler(args)
+        return True
+
+    # -- commands --------------------------------------------------------------------
+
+    def _uci(self, args: list[str]) -> None:
+        self.send(f"id name {ENGINE_NAME}")
+        self.send(f"id author {AUTHOR}")
+        for option in self.options.values():
+            self.send(option.declaration())
+        self.send("uciok")
+
+    def _isready(self, args: list[str]) -> None:
+        self.send("readyok")
+
+    def _debug(self, args: list[str]) -> None:
+        self.debug = bool(args) and args[0] == "on"
+
+    def _setoption(self, args: list[str]) -> None:
+        lowered = [a.lower() for a in args]
+        if not args or lowered[0] != "name":
+            self.info_string("setoption needs: setoption name <id> [value <x>]")
+            return
+        if "value" in lowered:
+            at = lowered.index("value")
+            name, value = " ".join(args[1:at]), " ".join(args[at + 1:])
+        else:
+            name, value = " ".join(args[1:]), None
+        if self.searching():
+            self._pending_options.append((name, value))
+            self.info_string(f"option {name} will be set when the search ends")
+            return
+        self._apply_option(name, value)
+
+    def _apply_option(self, name: str, value: str | None) -> None:
+        option = self.options.get(name.lower())
+        if option is None:
+            self.info_string(f"No such option: {name}")
+            return
+        try:
+            parsed = option.parse(value)
+        except ValueError as exc:
+            self.info_string(f"{exc}; unchanged")
+            return
+        key = option.name.lower()
+        o = self.player.options
+        if key == "clear hash":
+            self.player.new_game()
+            return
+        if key == "syzygypath":
+            self._load_tables(str(parsed))
+        self.values[key] = parsed
+        if key == "hash":
+            o.hash_mb = int(parsed)  # type: ignore[arg-type]
+        elif key == "multipv":
+            o.multipv = int(parsed)  # type: ignore[arg-type]
+        elif key == "syzygyprobedepth":
+            o.probe_depth = int(parsed)  # type: ignore[arg-type]
+        elif key == "syzygyprobelimit":
+            o.probe_limit = int(parsed)  # type: ignore[arg-type]
+        elif key == "syzygy50moverule":
+            o.rule50 = bool(parsed)
+        self.player.apply_options()
+
+    def _load_tables(self, path: str) -> None:
+        prober = Prober(path or None, probe_limit=self.player.options.probe_limit)
+        for directory, problem in prober.files.bad_directories.items():
+            self.info_string(f"SyzygyPath directory {directory}: {problem}")
+        self.player.set_prober(prober)
+        self.info_string(prober.summary())
+
+    def _ucinewgame(self, args: list[str]) -> None:
+        self._stop_search()
+        self.player.new_game()
+        self.board = chess.Board()
+
+    def _position(self, args: list[str]) -> None:
+        if not args:
+            self.info_string("position needs: position startpos|fen <FEN> [moves ...]")
+            return
+        moves_at = args.index("moves") if "moves" in args else len(args)
+        if args[0] == "startpos":
+            fen = chess.STARTING_FEN
+            extra = args[1:moves_at]
+            if extra:
+                self.info_string(f"ignoring {' '.join(extra)} after startpos")
+        elif args[0] == "fen":
+            fen = " ".join(args[1:moves_at])
+        else:
+            self.info_string(f"position: expected startpos or fen, got {args[0]!r}; position unchanged")
+            return
+        try:
+            board = parse_position(fen, args[moves_at + 1:])
+        except PositionError as exc:
+            self.info_string(f"{exc}; position unchanged")
+            return
+        if board.chess960:
+            self.info_string("Chess960 is not supported; position unchanged")
+            return
+        self.board = board
+
+    def _stop(self, args: list[str]) -> None:
+        if self._limits is not None:
+            self._limits.stop.set()
+        self._release.set()
+
+    def _ponderhit(self, args: list[str]) -> None:
+        limits = self._limits
+        if limits is None or not self._pondering:
+            return
+        self._pondering = False
+        if self._ponder_budget is not None:
+            now = time.monotonic()
+            soft, hard = self._ponder_budget
+            limits.soft_deadline, limits.deadline = now + soft / 1000, now + hard / 1000
+            limits.infinite = False
+        self._release.set()
+
+    # -- go ----------------------------------------------------------------------------
+
+    def searching(self) -> bool:
+        return self._thread is not None and self._thread.is_alive()
+
+    def _stop_search(self) -> None:
+        if self._thread is not None:
+            self._stop([])
+            self._thread.join()
+            self._thread = None
+
+    def _go(self, args: list[str]) -> None:
+        self._stop_search()
+        limits, budget_ms, ponder = self._parse_go(args)
+        self._limits = limits
+        self._pondering = ponder
+        self._ponder_budget = budget_ms if ponder else None
+        self._release = threading.Event()
+        if not (limits.infinite or ponder):
+            self._release.set()
+        board = self.board.copy()
+        self._thread = threading.Thread(target=self._think, args=(board, limits), daemon=True)
+        self._thread.start()
+
+    def _parse_go(self, args: list[str]) -> tuple[Limits, tuple[int, int] | None, bool]:
+        numbers: dict[str, int] = {}
+        searchmoves: list[chess.Move] = []
+        ponder = infinite = False
+        i = 0
+        keys = {"wtime", "btime", "winc", "binc", "movestogo", "movetime", "depth", "nodes", "mate"}
+        while i < len(args):
+            token = args[i]
+            if token in keys:
+                value = args[i + 1] if i + 1 < len(args) else None
+                try:
+                    number = int(value)  # type: ignore[arg-type]
+                except (TypeError, ValueError):
+                    self.info_string(f"go {token} needs an integer, got {value!r}; ignored")
+                    i += 2 if value is not None and value not in keys else 1
+                    continue
+                if number < 0 and token not in ("wtime", "btime"):
+                    self.info_string(f"go {token} {number}: must not be negative; ignored")
+                else:
+                    numbers[token] = number
+                i += 2
+            elif token == "infinite":
+                infinite, i = True, i + 1
+            elif token == "ponder":
+                ponder, i = True, i + 1
+            elif token == "searchmoves":
+                i += 1
+                while i < len(args) and args[i] not in keys | {"infinite", "ponder"}:
+                    try:
+                        move = chess.Move.from_uci(args[i])
+                    except ValueError:
+                        move = None
+                    if move is None or move not in self.board.legal_moves:
+                        self.info_string(f"searchmoves: {args[i]} is not a legal move here; ignored")
+                    else:
+                        searchmoves.append(move)
+                    i += 1
+            else:
+                self.info_string(f"go: unknown parameter {token!r}; ignored")
+                i += 1
+        overhead = int(self.values["move overhead"])  # type: ignore[arg-type]
+        limits = Limits(infinite=infinite, searchmoves=searchmoves or None)
+        if "depth" in numbers:
+            limits.depth = max(1, min(numbers["depth"], MAX_PLY))
+        if "nodes" in numbers:
+            limits.nodes = max(1, numbers["nodes"])
+        if "mate" in numbers:
+            limits.mate = max(1, numbers["mate"])
+        if "movetime" in numbers:
+            limits.movetime = max(1, numbers["movetime"] - overhead)
+        clock = numbers.get("wtime" if self.board.turn == chess.WHITE else "btime")
+        budget_ms = None
+        if clock is not None and not infinite:
+            inc = numbers.get("winc" if self.board.turn == chess.WHITE else "binc", 0)
+            b = budget(clock, inc, numbers.get("movestogo"), overhead)
+            budget_ms = (b.soft, b.hard)
+            if not ponder:
+                now = time.monotonic()
+                limits.soft_deadline, limits.deadline = now + b.soft / 1000, now + b.hard / 1000
+        if ponder:
+            limits.infinite = True
+        return limits, budget_ms, ponder
+
+    def _think(self, board: chess.Board, limits: Limits) -> None:
+        decision: Decision | None = None
+        try:
+            decision = self.player.decide(board, limits, on_info=self._on_info)
+        except Exception as exc:  # noqa: BLE001 - report, and still answer with a legal move
+            self.info_string(f"search failed: {type(exc).__name__}: {exc}")
+        if decision is not None and decision.source == "search" and decision.move is not None:
+            # The final word on the search, also when a limit cut an iteration short.
+            seconds = max(decision.time_ms, 1) / 1000
+            self._on_info(Info(max(decision.depth, 1), decision.seldepth, decision.score, decision.nodes,
+                               int(decision.nodes / seconds), decision.tbhits, self.player.searcher.tt.hashfull(),
+                               decision.time_ms, decision.pv))
+        # In ponder or infinite mode, bestmove waits for ponderhit / stop.
+        self._release.wait()
+        if decision is not None and decision.source == "tablebase" and self.player.options.multipv > 1:
+            self._tablebase_lines(decision)
+        move = decision.move if decision is not None else None
+        if move is None:
+            legal = list(board.legal_moves)
+            move = legal[0] if legal else None
+        if move is None:
+            self.send("bestmove 0000")
+        else:
+            ponder = decision.ponder if decision is not None and decision.move == move else None
+            self.send(f"bestmove {move.uci()}" + (f" ponder {ponder.uci()}" if ponder else ""))
+        self._limits = None
+        pending, self._pending_options = self._pending_options, []
+        for name, value in pending:
+            self._apply_option(name, value)
+
+    def _on_info(self, info: Info) -> None:
+        parts = [f"info depth {info.depth} seldepth {max(info.seldepth, info.depth)}"]
+        if self.player.options.multipv > 1:
+            parts.append(f"multipv {info.multipv}")
+        parts.append(f"score {info.score.uci()}")
+        if info.bound:
+            parts.append(info.bound)
+        if self.values["uci_showwdl"]:
+            parts.append("wdl {} {} {}".format(*wdl_permille(info.score)))
+        parts.append(f"nodes {info.nodes} nps {info.nps} tbhits {info.tbhits} time {info.time_ms} "
+                     f"hashfull {info.hashfull}")
+        if info.pv:
+            parts.append("pv " + " ".join(m.uci() for m in info.pv))
+        self.send(" ".join(parts))
+
+    def _tablebase_lines(self, decision: Decision) -> None:
+        """MultiPV at a tablebase root: the chooser's ranking, one line per move."""
+        assert decision.choice is not None
+        for rank, entry in enumerate(decision.choice.moves[: self.player.options.multipv], 1):
+            score = Score(mate=1) if entry.checkmate else Score(cp=CLASS_SCORE[entry.cls])
+            self._on_info(Info(1, 1, score, decision.nodes, 0, decision.tbhits, 0, decision.time_ms,
+                               [entry.move], rank))
+
+
+def main() -> None:
+    """Console entry point of ``chess-endgame-uci`` (and ``chess-endgame uci``)."""
+    try:
+        UciEngine().run()
+    except (KeyboardInterrupt, BrokenPipeError):
+        pass

@@ -1,0 +1,305 @@
+"""The UCI engine through real clients: python-chess's engine module, raw pipes, Stockfish matches."""
+
+from __future__ import annotations
+
+import os
+import queue
+import shutil
+import subprocess
+import sys
+import threading
+import time
+from pathlib import Path
+
+import chess
+import chess.engine
+import pytest
+
+from chess_endgame.timeman import budget
+
+BIN = Path(sys.executable).parent
+ENGINE = [str(BIN / "chess-endgame"), "uci"]
+STOCKFISH = "/usr/games/stockfish"
+
+
+class Pipe:
+    """The engine on raw pipes, its output lines collected with arrival times."""
+
+    def __init__(self, command: list[str] | None = None, env: dict | None = None) -> None:
+        self.proc = subprocess.Popen(command or ENGINE, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                                     stderr=subprocess.PIPE, text=True, bufsize=1, env=env)
+        self.lines: queue.Queue[tuple[float, str]] = queue.Queue()
+        self.seen: list[str] = []
+        threading.Thread(target=self._read, daemon=True).start()
+
+    def _read(self) -> None:
+        assert self.proc.stdout is not None
+        for line in self.proc.stdout:
+            self.lines.put((time.monotonic(), line.rstrip("\n")))
+
+    def send(self, line: str) -> None:
+        assert self.proc.stdin is not None
+        self.proc.stdin.write(line + "\n")
+        self.proc.stdin.flush()
+
+    def expect(self, prefix: str, timeout: float = 20) -> tuple[float, str]:
+        end = time.monotonic() + timeout
+        while True:
+            left = end - time.monotonic()
+            if left <= 0:
+                raise AssertionError(f"no line starting with {prefix!r}; saw {self.seen[-10:]}")
+            try:
+                at, line = self.lines.get(timeout=left)
+            except queue.Empty:
+                continue
+            self.seen.append(line)
+            if line.startswith(prefix):
+                return at, line
+
+    def drain(self, wait: float = 0.3) -> list[str]:
+        time.sleep(wait)
+        out = []
+        while not self.lines.empty():
+            out.append(self.lines.get()[1])
+        self.seen += out
+        return out
+
+    def close(self) -> int:
+        if self.proc.poll() is None:
+            try:
+                self.send("quit")
+            except (BrokenPipeError, OSError):
+                pass
+        try:
+            return self.proc.wait(timeout=10)
+        finally:
+            self.proc.kill()
+
+
+@pytest.fixture
+def engine(syzygy_path: str):
+    with chess.engine.SimpleEngine.popen_uci(ENGINE) as e:
+        yield e
+
+
+def test_identification_and_options(engine: chess.engine.SimpleEngine) -> None:
+    assert engine.id["name"].startswith("chess-endgame")
+    names = set(engine.options)
+    assert {"Hash", "SyzygyPath", "SyzygyProbeDepth", "SyzygyProbeLimit", "Syzygy50MoveRule", "MultiPV",
+            "Move Overhead", "UCI_ShowWDL"} <= names
+    assert engine.options["Hash"].default == 16 and engine.options["MultiPV"].max == 500
+
+
+def test_configure_and_analyse_with_every_limit(engine: chess.engine.SimpleEngine, syzygy_path: str) -> None:
+    engine.configure({"Hash": 8, "SyzygyPath": syzygy_path, "UCI_ShowWDL": True, "Move Overhead": 20})
+    rook_ending = chess.Board("8/5pk1/6p1/8/3R4/6P1/5PK1/4r3 w - - 0 1")
+    info = engine.analyse(rook_ending, chess.engine.Limit(depth=3))
+    assert info["depth"] == 3 and "pv" in info and "wdl" in info and "nodes" in info and "nps" in info
+    info = engine.analyse(rook_ending, chess.engine.Limit(nodes=1500))
+    assert info["nodes"] == 1500
+    start = time.monotonic()
+    engine.analyse(rook_ending, chess.engine.Limit(time=0.3))
+    assert time.monotonic() - start < 1.5
+    mate = chess.Board("r1n3k1/3R1ppp/2p5/5P2/8/1P2r3/P7/5RK1 w - - 0 1")
+    info = engine.analyse(mate, chess.engine.Limit(mate=2))
+    assert info["score"].relative == chess.engine.Mate(2)
+    only = [chess.Move.from_uci("g2h3")]
+    result = engine.play(rook_ending, chess.engine.Limit(depth=3), root_moves=only)
+    assert result.move == only[0]
+    clocked = engine.play(rook_ending, chess.engine.Limit(white_clock=2, black_clock=2, white_inc=0.1,
+                                                          black_inc=0.1))
+    assert clocked.move in rook_ending.legal_moves
+    with engine.analysis(rook_ending) as analysis:  # go infinite, then stop
+        time.sleep(0.4)
+    assert analysis.info.get("depth", 0) >= 1
+
+
+def test_tablebase_scores_and_multipv(engine: chess.engine.SimpleEngine, syzygy_path: str) -> None:
+    engine.configure({"SyzygyPath": syzygy_path})
+    kbnk = chess.Board("8/6k1/4K3/6B1/8/8/5N2/8 w - - 0 1")
+    info = engine.analyse(kbnk, chess.engine.Limit(time=0.5))
+    assert info["score"].relative == chess.engine.Cp(20000) or info["score"].relative.is_mate()
+    assert info["tbhits"] > 0 and len(info["pv"]) >= 2
+    lines = engine.analyse(kbnk, chess.engine.Limit(depth=2), multipv=3)
+    assert len(lines) == 3 and len({tuple(line["pv"][:1]) for line in lines}) == 3
+    # A position searched, not in the tables, with tablebase hits in the tree.
+    engine.configure({"SyzygyProbeLimit": 5})
+    krppkr = chess.Board("8/8/8/4k3/R7/5PP1/6K1/r7 w - - 0 1")
+    info = engine.analyse(krppkr, chess.engine.Limit(depth=5))
+    assert info["tbhits"] > 0
+    # A cursed win is a small score with the 50-move rule, a win without it.
+    cursed = chess.Board("7b/8/6b1/8/5Nk1/4K3/8/8 b - - 0 1")
+    assert abs(engine.analyse(cursed, chess.engine.Limit(depth=1))["score"].relative.score()) < 100
+    engine.configure({"Syzygy50MoveRule": False})
+    assert engine.analyse(cursed, chess.engine.Limit(depth=1))["score"].relative.score(mate_score=30000) >= 20000
+
+
+def test_bad_input_keeps_the_engine_alive(syzygy_path: str) -> None:
+    pipe = Pipe()
+    try:
+        pipe.send("uci")
+        pipe.expect("uciok")
+        for line in ["garbage", "", "   ", "position fen not/a/fen w - - 0 1", "position startpos moves e2e5",
+                     "position", "position banana", "setoption name NoSuchOption value 3",
+                     "setoption name Hash value lots", "setoption name Hash value 99999999999999999999",
+                     "setoption name MultiPV value 0", "setoption name Syzygy50MoveRule value maybe",
+                     "setoption Hash 3", "stop", "ponderhit", "debug on", "go nodes -5 depth x",
+                     "go depth 99999999999999999999999"]:
+            pipe.send(line)
+        texts = [line for line in pipe.drain(1.0) if line.startswith("info string")]
+        joined = " | ".join(texts)
+        for words in ("unknown command: garbage", "invalid FEN", "illegal", "No such option: NoSuchOption",
+                      "option Hash takes an integer", "option MultiPV takes an integer",
+                      "option Syzygy50MoveRule takes true or false", "go nodes -5", "go depth needs an integer"):
+            assert words in joined, words
+        pipe.send("stop")  # the huge depth is a search without end until stopped
+        pipe.send("isready")
+        pipe.expect("readyok")
+        pipe.drain(0.3)
+        assert sum(line.startswith("bestmove") for line in pipe.seen) == 2  # one per go
+        pipe.send("isready")
+        pipe.expect("readyok")
+        # go before any valid position plays from the start position.
+        pipe.send("ucinewgame")
+        pipe.send("go depth 2")
+        _, best = pipe.expect("bestmove")
+        assert chess.Move.from_uci(best.split()[1]) in chess.Board().legal_moves
+        # A position with no legal move still gets exactly one bestmove.
+        pipe.send("position fen 7k/5Q2/6K1/8/8/8/8/8 b - - 0 1")
+        pipe.send("go depth 3")
+        assert pipe.expect("bestmove")[1] == "bestmove 0000"
+        assert pipe.proc.poll() is None
+    finally:
+        assert pipe.close() == 0
+
+
+def test_isready_during_search_and_stop_latency(syzygy_path: str) -> None:
+    pipe = Pipe()
+    try:
+        pipe.send("uci")
+        pipe.expect("uciok")
+        pipe.send("position fen 8/5pk1/6p1/8/3R4/6P1/5PK1/4r3 w - - 0 1")
+        pipe.send("go infinite")
+        time.sleep(0.3)
+        for _ in range(20):
+            pipe.send("isready")
+        for _ in range(20):
+            pipe.expect("readyok", 5)
+        time.sleep(0.5)
+        latencies = []
+        for _ in range(3):
+            sent = time.monotonic()
+            pipe.send("stop")
+            at, line = pipe.expect("bestmove", 5)
+            latencies.append(at - sent)
+            pipe.send("go infinite")
+            time.sleep(0.4)
+        pipe.send("stop")
+        pipe.expect("bestmove")
+        pipe.send("stop")  # no search: no output
+        pipe.send("isready")
+        pipe.expect("readyok")
+        assert not any(line.startswith("bestmove") for line in pipe.drain(0.2))
+        assert max(latencies) < 0.25, latencies  # measured 3-15 ms here; generous for loaded CI
+    finally:
+        pipe.close()
+
+
+def test_ponder_and_ponderhit(syzygy_path: str) -> None:
+    pipe = Pipe()
+    try:
+        pipe.send("uci")
+        pipe.expect("uciok")
+        pipe.send("position fen 8/5pk1/6p1/8/3R4/6P1/5PK1/4r3 w - - 0 1")
+        pipe.send("go ponder wtime 2000 btime 2000")
+        time.sleep(0.5)
+        assert not any(line.startswith("bestmove") for line in pipe.drain(0.1)), "no bestmove while pondering"
+        sent = time.monotonic()
+        pipe.send("ponderhit")
+        at, _ = pipe.expect("bestmove", 5)
+        assert at - sent < budget(2000).hard / 1000 + 0.3
+        # A tablebase root answers at once but still waits for ponderhit.
+        pipe.send(f"setoption name SyzygyPath value {syzygy_path}")
+        pipe.send("position fen 8/6k1/4K3/6B1/8/8/5N2/8 w - - 0 1")
+        pipe.send("go ponder wtime 2000 btime 2000")
+        assert not any(line.startswith("bestmove") for line in pipe.drain(0.5))
+        pipe.send("ponderhit")
+        pipe.expect("bestmove", 5)
+    finally:
+        pipe.close()
+
+
+def test_eof_quits_and_the_second_executable(syzygy_path: str) -> None:
+    proc = subprocess.run([str(BIN / "chess-endgame-uci")], input="uci\nisready\n", capture_output=True,
+                          text=True, timeout=30)
+    assert proc.returncode == 0 and "uciok" in proc.stdout and "readyok" in proc.stdout
+    assert all(line.split()[0] in {"id", "option", "uciok", "readyok", "info"}
+               for line in proc.stdout.splitlines())
+
+
+def test_time_budget_never_exceeds_the_clock() -> None:
+    for left in (50, 100, 500, 2000, 60000):
+        for inc in (0, 100):
+            for togo in (None, 1, 2, 40):
+                b = budget(left, inc, togo, overhead=10)
+                assert 1 <= b.soft <= b.hard
+                assert b.hard <= max(1, left - 10), (left, inc, togo, b)
+
+
+def play_clocked(board: chess.Board, engines: dict[bool, chess.engine.SimpleEngine], base: float,
+                 moves_per_control: int | None = None, increment: float = 0.0,
+                 max_plies: int = 160) -> tuple[str, list[str]]:
+    """A game with clocks kept as a GUI keeps them (seconds); returns (outcome, problems).
+
+    ``moves_per_control`` gives repeating controls (40 moves in ``base``);
+    without it the game is sudden death with ``increment`` per move.
+    """
+    clocks = {chess.WHITE: base, chess.BLACK: base}
+    played = {chess.WHITE: 0, chess.BLACK: 0}
+    problems: list[str] = []
+    for _ in range(max_plies):
+        outcome = board.outcome(claim_draw=True)
+        if outcome:
+            return outcome.result(), problems
+        side = board.turn
+        remaining = moves_per_control - played[side] % moves_per_control if moves_per_control else None
+        limit = chess.engine.Limit(white_clock=clocks[chess.WHITE], black_clock=clocks[chess.BLACK],
+                                   white_inc=increment, black_inc=increment, remaining_moves=remaining)
+        start = time.monotonic()
+        result = engines[side].play(board, limit)
+        clocks[side] -= time.monotonic() - start
+        if clocks[side] < 0:
+            problems.append(f"time loss by {'white' if side else 'black'} at {board.fen()}")
+            return "time", problems
+        if result.move not in board.legal_moves:
+            problems.append(f"illegal move {result.move} at {board.fen()}")
+            return "illegal", problems
+        board.push(result.move)
+        played[side] += 1
+        clocks[side] += increment
+        if moves_per_control and played[side] % moves_per_control == 0:
+            clocks[side] += base
+    return "*", problems
+
+
+@pytest.mark.slow
+@pytest.mark.skipif(not os.path.exists(STOCKFISH) and not shutil.which("stockfish"),
+                    reason="Debian's stockfish is not installed (.ci/run installs it)")
+@pytest.mark.parametrize("fen", [
+    "8/8/8/4k3/R7/5P2/6K1/r7 w - - 0 1",              # KRPvKR: the tables decide
+    "8/5pk1/6p1/8/3R4/6P1/5PK1/4r3 w - - 0 1",        # 8 pieces: the search plays on the clock
+])
+def test_games_against_stockfish(syzygy_path: str, fen: str) -> None:
+    stockfish_path = STOCKFISH if os.path.exists(STOCKFISH) else shutil.which("stockfish")
+    with chess.engine.SimpleEngine.popen_uci(ENGINE) as ours, \
+            chess.engine.SimpleEngine.popen_uci(stockfish_path) as stockfish:
+        ours.configure({"SyzygyPath": syzygy_path})
+        stockfish.configure({"Threads": 1, "Hash": 16})
+        for our_color in chess.COLORS:
+            engines = {our_color: ours, not our_color: stockfish}
+            outcome, problems = play_clocked(chess.Board(fen), engines, base=4.0, moves_per_control=40)
+            assert not problems, problems
+            assert outcome in {"1-0", "0-1", "1/2-1/2", "*"}
+        engines = {chess.WHITE: ours, chess.BLACK: stockfish}
+        outcome, problems = play_clocked(chess.Board(fen), engines, base=3.0, increment=0.1)
+        assert not problems, problems
