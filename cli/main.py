@@ -10,6 +10,7 @@ from .bench import bench
 from .evaluate import evaluate
 from .play import best, play
 from .probe import probe
+from .suite import suite
 from .tablebases import tablebases
 from .uci import uci
 
@@ -27,6 +28,7 @@ cli.add_command(best)
 cli.add_command(play)
 cli.add_command(evaluate)
 cli.add_command(uci)
+cli.add_command(suite)
 
 
 def main() -> None:

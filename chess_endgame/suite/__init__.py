@@ -1,0 +1,15 @@
+"""The test-suite runner: EPD and Lichess puzzle suites, any UCI engine, tablebase-verified scoring.
+
+:mod:`.items` reads suites, :mod:`.solvers` asks an engine (this project's
+player in-process, or any UCI engine through python-chess), :mod:`.scoring`
+judges each answer (and checks it against the tablebases), :mod:`.runner` runs
+positions in parallel processes, :mod:`.report` sums up and writes JSON/CSV.
+"""
+
+from .items import Item, LoadError, load_files
+from .report import Summary, summarize, write_csv, write_json
+from .runner import EngineSpec, Outcome, run_items
+from .scoring import Result
+
+__all__ = ["EngineSpec", "Item", "LoadError", "Outcome", "Result", "Summary", "load_files", "run_items",
+           "summarize", "write_csv", "write_json"]

@@ -1,0 +1,152 @@
+"""Reading suites: EPD files and Lichess puzzle CSV files, leniently (bad lines are reported)."""
+
+from __future__ import annotations
+
+import csv
+import os
+from dataclasses import dataclass, field
+
+import chess
+
+from ..position import PositionError, parse_fen
+
+#: EPD operations that say what to check.
+OPERATIONS = ("bm", "am", "dm", "wdl", "dtz")
+
+
+@dataclass
+class Item:
+    """One position of a suite, ready to solve."""
+
+    file: str
+    line: int
+    id: str
+    #: FEN of the position to solve (a puzzle's FEN after the opponent's setup move).
+    fen: str
+    kind: str  # "epd" or "puzzle"
+    #: EPD: {"bm": [uci...], "am": [...], "dm": n, "wdl": n, "dtz": n, "result": "1-0"}.
+    ops: dict = field(default_factory=dict)
+    #: Puzzle: the full line after the setup move, solver moves at even indices (UCI).
+    solution: list[str] = field(default_factory=list)
+    #: Puzzle: the setup move (UCI), part of the game history.
+    setup: str | None = None
+    themes: list[str] = field(default_factory=list)
+
+    def board(self) -> chess.Board:
+        """The position to solve; a puzzle's setup move is in the move stack (the game history)."""
+        if self.setup:
+            board = chess.Board(self.ops["start_fen"])
+            board.push_uci(self.setup)
+            return board
+        return chess.Board(self.fen)
+
+    @property
+    def operations(self) -> list[str]:
+        """What this item is scored on: its EPD operations, or "puzzle"."""
+        if self.kind == "puzzle":
+            return ["puzzle"]
+        return [op for op in OPERATIONS if op in self.ops] or ["none"]
+
+
+class LoadError(Exception):
+    """A suite file that cannot be read at all."""
+
+
+@dataclass
+class Loaded:
+    items: list[Item]
+    #: (file, line, message) of every line that was skipped.
+    skipped: list[tuple[str, int, str]]
+
+
+def load_files(paths: list[str], *, theme: str | None = None) -> Loaded:
+    """Read every file (EPD, or Lichess CSV by its ``.csv`` name or header).
+
+    :raises LoadError: when a file cannot be opened or is not a suite at all.
+    """
+    items: list[Item] = []
+    skipped: list[tuple[str, int, str]] = []
+    for path in paths:
+        try:
+            with open(path, encoding="utf-8") as f:
+                text = f.read()
+        except (OSError, UnicodeDecodeError) as exc:
+            raise LoadError(f"cannot read suite {path}: {getattr(exc, 'strerror', None) or exc}") from None
+        if path.lower().endswith(".csv") or text.startswith("PuzzleId,"):
+            new, bad = _load_puzzles(path, text, theme)
+        else:
+            new, bad = _load_epd(path, text)
+        if not new and not bad:
+            raise LoadError(f"{path} holds no positions")
+        items += new
+        skipped += bad
+    return Loaded(items, skipped)
+
+
+def _load_epd(path: str, text: str) -> tuple[list[Item], list[tuple[str, int, str]]]:
+    items, skipped = [], []
+    name = os.path.basename(path)
+    for number, line in enumerate(text.splitlines(), 1):
+        if not line.strip() or line.lstrip().startswith("#"):
+            continue
+        try:
+            board, ops = chess.Board.from_epd(line)
+        except ValueError as exc:
+            skipped.append((path, number, f"not an EPD position: {exc}"))
+            continue
+        status = board.status() & ~(chess.STATUS_BAD_CASTLING_RIGHTS | chess.STATUS_IMPOSSIBLE_CHECK)
+        if status:
+            skipped.append((path, number, f"illegal position ({status!r})"))
+            continue
+        try:
+            clean = _operations(ops)
+        except ValueError as exc:
+            skipped.append((path, number, str(exc)))
+            continue
+        items.append(Item(path, number, str(ops.get("id", f"{name}:{number}")), board.fen(), "epd", clean))
+    return items, skipped
+
+
+def _operations(ops: dict) -> dict:
+    """The operations the runner uses, as plain data (UCI strings, ints)."""
+    clean: dict = {key: [m.uci() for m in ops[key]] for key in ("bm", "am") if key in ops}
+    for key in ("dm", "wdl", "dtz"):
+        if key in ops:
+            try:
+                clean[key] = int(ops[key])
+            except (TypeError, ValueError):
+                raise ValueError(f"operation {key} needs an integer, got {ops[key]!r}") from None
+    result = ops.get("result") or ops.get("c0")
+    if isinstance(result, str) and result.strip() in ("1-0", "0-1", "1/2-1/2"):
+        clean["result"] = result.strip()
+    return clean
+
+
+def _load_puzzles(path: str, text: str, theme: str | None) -> tuple[list[Item], list[tuple[str, int, str]]]:
+    items, skipped = [], []
+    reader = csv.DictReader(text.splitlines())
+    if not reader.fieldnames or not {"PuzzleId", "FEN", "Moves"} <= set(reader.fieldnames):
+        raise LoadError(f"{path}: a puzzle CSV needs the columns PuzzleId, FEN and Moves")
+    for number, row in enumerate(reader, 2):
+        themes = (row.get("Themes") or "").split()
+        if theme and theme not in themes:
+            continue
+        moves = (row.get("Moves") or "").split()
+        try:
+            board = parse_fen(row.get("FEN") or "")
+            if len(moves) < 2:
+                raise PositionError("a puzzle needs the setup move and at least one solution move")
+            start_fen = board.fen()
+            line = [chess.Move.from_uci(m) for m in moves]
+            for move in line:
+                if not board.is_legal(move):
+                    raise PositionError(f"move {move.uci()} is illegal in {board.fen()}")
+                board.push(move)
+        except (PositionError, ValueError) as exc:
+            skipped.append((path, number, str(exc)))
+            continue
+        after_setup = chess.Board(start_fen)
+        after_setup.push(line[0])
+        items.append(Item(path, number, row["PuzzleId"], after_setup.fen(), "puzzle",
+                          {"start_fen": start_fen}, moves[1:], moves[0], themes))
+    return items, skipped

@@ -1,0 +1,206 @@
+"""Running a suite: one engine per process, positions in parallel, partial results kept."""
+
+from __future__ import annotations
+
+import multiprocessing
+from collections.abc import Callable
+from dataclasses import dataclass, field
+
+import chess
+
+from ..game import TablebaseAgent, play_game
+from ..tablebase import Prober
+from .items import Item
+from .scoring import Result, check_epd, expected_result, tablebase_verdict
+from .solvers import OwnSolver, SearchLimits, SolverError, UciSolver
+
+#: A UCI engine that died this many times ends the run (the rest is reported as not run).
+MAX_CRASHES = 3
+
+
+@dataclass(frozen=True)
+class EngineSpec:
+    """Everything a worker process needs to build its engine (picklable)."""
+
+    command: str | None = None  # None: this project's player, in-process
+    options: tuple[tuple[str, str], ...] = ()
+    limits: SearchLimits = SearchLimits()
+    syzygy_path: str | None = None
+    play: bool = False
+    max_plies: int = 300
+
+    def solver(self) -> OwnSolver | UciSolver:
+        if self.command is None:
+            return OwnSolver(self.syzygy_path, self.limits)
+        return UciSolver(self.command, dict(self.options), self.limits)
+
+
+@dataclass
+class Outcome:
+    results: list[Result] = field(default_factory=list)
+    interrupted: bool = False
+    #: Engine failures (start-up, crashes), in order.
+    errors: list[str] = field(default_factory=list)
+
+
+class _Worker:
+    """Solves items with one engine; restarts it when it dies."""
+
+    def __init__(self, spec: EngineSpec) -> None:
+        self.spec = spec
+        self.solver: OwnSolver | UciSolver | None = spec.solver()
+        self.prober = Prober(spec.syzygy_path or None)
+
+    def solve(self, index: int, item: Item) -> Result:
+        board = item.board()
+        result = Result(index, item.file, item.line, item.id, item.kind, item.fen, item.operations)
+        if self.solver is None:
+            result.error = "the engine could not be restarted"
+            return result
+        try:
+            self.solver.new_position()
+            if item.kind == "puzzle":
+                self._puzzle(item, board.copy(), result)
+            else:
+                answer = self.solver.answer(board)
+                result.moves = [answer.move] if answer.move else []
+                result.checks = check_epd(item, board, answer, self.prober)
+                self._note(result, answer)
+            first = result.moves[0] if result.moves else None
+            result.tb_correct, result.tb_move_class, result.tb_best_class = \
+                tablebase_verdict(item.board(), first, self.prober)
+            if self.spec.play:
+                result.play = self._play(item, board)
+        except SolverError as exc:
+            result.error = str(exc)
+            self._restart()
+        return result
+
+    def _note(self, result: Result, answer) -> None:
+        result.score = result.score or answer.score
+        result.depth = max(result.depth, answer.depth)
+        result.nodes += answer.nodes
+        result.seconds += answer.seconds
+
+    def _puzzle(self, item: Item, board: chess.Board, result: Result) -> None:
+        solution = item.solution
+        solved = True
+        for i in range(0, len(solution), 2):
+            answer = self.solver.answer(board)
+            self._note(result, answer)
+            result.moves.append(answer.move or "0000")
+            expected = solution[i]
+            last = i + 1 >= len(solution)
+            if answer.move != expected:
+                # At the last move any mate solves the puzzle too.
+                if not (last and answer.move and _mates_now(board, answer.move)):
+                    solved = False
+                break
+            board.push(chess.Move.from_uci(expected))
+            if not last:
+                board.push(chess.Move.from_uci(solution[i + 1]))
+        result.checks = {"puzzle": solved}
+
+    def _play(self, item: Item, board: chess.Board) -> dict:
+        start = item.board()
+        expected = expected_result(item, start, self.prober)
+        defender = TablebaseAgent(self.prober, fallback=self.solver)
+        ours, theirs = self.solver, defender
+        white, black = (ours, theirs) if start.turn == chess.WHITE else (theirs, ours)
+        record = play_game(start, white, black, max_plies=self.spec.max_plies)
+        return {"result": record.result, "expected": expected, "plies": record.plies,
+                "termination": record.termination, "ok": None if expected is None else record.result == expected}
+
+    def _restart(self) -> None:
+        if self.solver is not None:
+            self.solver.close()
+        try:
+            self.solver = self.spec.solver()
+        except SolverError:
+            self.solver = None
+
+    def close(self) -> None:
+        if self.solver is not None:
+            self.solver.close()
+        self.prober.close()
+
+
+def _mates_now(board: chess.Board, uci: str) -> bool:
+    move = chess.Move.from_uci(uci)
+    if move not in board.legal_moves:
+        return False
+    board.push(move)
+    try:
+        return board.is_checkmate()
+    finally:
+        board.pop()
+
+
+# -- worker processes ---------------------------------------------------------------------
+
+_worker: _Worker | None = None
+_init_error = [""]
+
+
+def _init(spec: EngineSpec) -> None:
+    global _worker
+    import signal
+
+    signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl-C is the parent's business
+    try:
+        _worker = _Worker(spec)
+    except SolverError as exc:
+        _worker = None
+        _init_error[0] = str(exc)
+
+
+def _solve(task: tuple[int, Item]) -> Result:
+    index, item = task
+    if _worker is None:
+        result = Result(index, item.file, item.line, item.id, item.kind, item.fen, item.operations)
+        result.error = _init_error[0] or "the engine could not be started"
+        return result
+    return _worker.solve(index, item)
+
+
+def run_items(items: list[Item], spec: EngineSpec, *, jobs: int = 1,
+              on_result: Callable[[Result], None] | None = None) -> Outcome:
+    """Solve every item; ``on_result`` sees each result as it arrives. Ctrl-C keeps what is done.
+
+    :raises SolverError: when the engine cannot be started at all.
+    """
+    outcome = Outcome()
+    tasks = list(enumerate(items))
+
+    def take(result: Result) -> bool:
+        outcome.results.append(result)
+        if on_result:
+            on_result(result)
+        if result.error:
+            outcome.errors.append(f"{result.id}: {result.error}")
+        return len(outcome.errors) < MAX_CRASHES
+
+    try:
+        if jobs <= 1:
+            worker = _Worker(spec)
+            try:
+                for task in tasks:
+                    if not take(worker.solve(*task)):
+                        break
+            finally:
+                worker.close()
+        else:
+            spec.solver().close()  # fail early, in the parent, when the engine cannot start
+            context = multiprocessing.get_context("spawn")
+            with context.Pool(jobs, initializer=_init, initargs=(spec,)) as pool:
+                try:
+                    for result in pool.imap_unordered(_solve, tasks):
+                        if not take(result):
+                            break
+                except KeyboardInterrupt:
+                    pool.terminate()
+                    raise
+    except KeyboardInterrupt:
+        outcome.interrupted = True
+    outcome.results.sort(key=lambda r: r.index)
+    return outcome

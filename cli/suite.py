@@ -1,0 +1,147 @@
+"""``chess-endgame suite``: run EPD / Lichess puzzle suites with this engine or any UCI engine."""
+
+from __future__ import annotations
+
+import sys
+
+import click
+from tqdm import tqdm
+
+from chess_endgame.suite import (
+    EngineSpec,
+    LoadError,
+    Summary,
+    load_files,
+    run_items,
+    summarize,
+    write_csv,
+    write_json,
+)
+from chess_endgame.suite.items import Item
+from chess_endgame.suite.solvers import SearchLimits, SolverError
+from chess_endgame.tablebase import resolve_path
+
+from .common import fail, syzygy_path_option
+
+
+def _options(pairs: tuple[str, ...]) -> tuple[tuple[str, str], ...]:
+    parsed = []
+    for pair in pairs:
+        name, sep, value = pair.partition("=")
+        if not sep or not name.strip():
+            fail(f"--option takes NAME=VALUE, got {pair!r}")
+        parsed.append((name.strip(), value.strip()))
+    return tuple(parsed)
+
+
+def _print_summary(summary: Summary, items: int) -> None:
+    header = f"{'':<28}{'positions':>10}{'solved':>15}{'TB-verified':>16}{'mean s':>8}{'mean depth':>11}{'nodes':>12}"
+
+    def line(row) -> str:
+        solved = f"{row.solved}/{row.judged}" + (f" {100 * row.solved / row.judged:.0f}%" if row.judged else "")
+        tb = f"{row.tb_correct}/{row.tb_covered}" + (f" {100 * row.tb_correct / row.tb_covered:.0f}%"
+                                                     if row.tb_covered else "")
+        text = (f"{row.label[:27]:<28}{row.total:>10}{solved:>15}{tb:>16}{row.mean_seconds:>8.2f}"
+                f"{row.mean_depth:>11.1f}{row.nodes:>12}")
+        if row.played:
+            text += f"  play {row.play_ok}/{row.played}"
+        return text
+
+    click.echo(header)
+    for row in summary.by_file:
+        click.echo(line(row))
+    if len(summary.by_file) > 1:
+        click.echo(line(summary.total))
+    click.echo("by operation:")
+    for row in summary.by_operation:
+        click.echo(line(row))
+    if summary.total.total < items:
+        click.echo(f"not run: {items - summary.total.total} of {items} positions")
+
+
+@click.command()
+@click.argument("files", nargs=-1, required=True)
+@click.option("--movetime", type=click.IntRange(1, None), default=None, metavar="MS",
+              help="Think MS milliseconds per move (default 1000).")
+@click.option("--depth", type=click.IntRange(1, 128), default=None)
+@click.option("--nodes", type=click.IntRange(1, None), default=None)
+@click.option("--engine", "engine_command", default=None, metavar="'UCI COMMAND'",
+              help="Run any UCI engine (e.g. /usr/games/stockfish) instead of this project's player.")
+@click.option("--option", "engine_options", multiple=True, metavar="NAME=VALUE",
+              help="A UCI option for --engine (repeatable).")
+@click.option("--jobs", default=1, show_default=True, type=click.IntRange(1, 64),
+              help="Positions in parallel processes, one engine each.")
+@click.option("--json", "json_out", type=click.Path(dir_okay=False), default=None, help="Write details as JSON.")
+@click.option("--csv", "csv_out", type=click.Path(dir_okay=False), default=None, help="Write details as CSV.")
+@click.option("--play", is_flag=True, help="Also play each position out against the defender "
+                                            "(tablebase where covered, else the same engine).")
+@click.option("--theme", default=None, help="Only Lichess puzzles with this theme (e.g. endgame).")
+@click.option("--limit", "max_items", type=click.IntRange(1, None), default=None,
+              help="Only the first N positions.")
+@syzygy_path_option
+def suite(files: tuple[str, ...], movetime: int | None, depth: int | None, nodes: int | None,
+          engine_command: str | None, engine_options: tuple[str, ...], jobs: int, json_out: str | None,
+          csv_out: str | None, play: bool, theme: str | None, max_items: int | None, syzygy_path: str | None) -> None:
+    """Run the suites in FILE... (EPD with bm/am/dm/wdl/dtz, or Lichess puzzle CSV) and score them.
+
+    Every position within the tables is also checked against them: the move is
+    correct when it is of the root's best class (the chooser's rules).
+    """
+    if sum(x is not None for x in (movetime, depth, nodes)) > 1:
+        fail("give one of --movetime, --depth, --nodes")
+    if engine_options and not engine_command:
+        fail("--option sets options of an --engine; the built-in player takes --syzygy-path and the limits")
+    if movetime is None and depth is None and nodes is None:
+        movetime = 1000
+    load_errors: list[str] = []
+    readable = []
+    for path in files:
+        try:
+            load_files([path], theme=theme)
+            readable.append(path)
+        except LoadError as exc:
+            load_errors.append(str(exc))
+            click.echo(f"chess-endgame: error: {exc}", err=True)
+    if not readable:
+        fail("no readable suite among the files given")
+    loaded = load_files(readable, theme=theme)
+    for path, line, message in loaded.skipped:
+        click.echo(f"chess-endgame: skipped {path}:{line}: {message}", err=True)
+    items: list[Item] = loaded.items[:max_items] if max_items else loaded.items
+    if not items:
+        fail("no positions to run" + (f" with theme {theme!r}" if theme else ""))
+    spec = EngineSpec(engine_command, _options(engine_options), SearchLimits(movetime, depth, nodes),
+                      resolve_path(syzygy_path), play)
+    bar = tqdm(total=len(items), desc="suite", unit="pos", file=sys.stderr, dynamic_ncols=True, disable=None)
+    counts = {"solved": 0, "judged": 0}
+
+    def progress(result) -> None:
+        if result.solved is not None:
+            counts["judged"] += 1
+            counts["solved"] += result.solved
+        bar.set_postfix(solved=f"{counts['solved']}/{counts['judged']}")
+        bar.update(1)
+
+    try:
+        outcome = run_items(items, spec, jobs=jobs, on_result=progress)
+    except SolverError as exc:
+        bar.close()
+        fail(str(exc))
+    bar.close()
+    summary = summarize(outcome.results)
+    _print_summary(summary, len(items))
+    meta = {"files": list(files), "engine": engine_command or "chess-endgame", "limits":
+            {"movetime": movetime, "depth": depth, "nodes": nodes}, "jobs": jobs, "interrupted": outcome.interrupted}
+    try:
+        if json_out:
+            write_json(outcome.results, json_out, meta=meta)
+        if csv_out:
+            write_csv(outcome.results, csv_out)
+    except OSError as exc:
+        fail(f"cannot write the results: {exc}")
+    for error in outcome.errors:
+        click.echo(f"chess-endgame: engine error: {error}", err=True)
+    if outcome.interrupted:
+        click.echo("chess-endgame: interrupted; the summary and files above hold what was done", err=True)
+        sys.exit(130)
+    sys.exit(1 if outcome.errors or load_errors else 0)

@@ -1,0 +1,177 @@
+"""The suite runner: EPD and puzzle suites, tablebase verification, engines, jobs, failures."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import textwrap
+import time
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+
+from chess_endgame.suite import load_files
+from chess_endgame_cli.main import cli
+
+DATA = Path(__file__).parent / "data"
+STOCKFISH = "/usr/games/stockfish"
+
+
+def run(*args: str) -> tuple[int, str, str]:
+    result = CliRunner().invoke(cli, list(args))
+    return result.exit_code, result.stdout, result.stderr
+
+
+def positions(path: Path) -> dict[str, dict]:
+    return {p["id"]: p for p in json.loads(path.read_text())["positions"]}
+
+
+def test_loading_is_lenient() -> None:
+    loaded = load_files([str(DATA / "tablebase.epd"), str(DATA / "puzzles.csv")])
+    assert len(loaded.items) == 7 + 7
+    lines = {(Path(f).name, line) for f, line, _ in loaded.skipped}
+    assert lines == {("tablebase.epd", 7), ("puzzles.csv", 8), ("puzzles.csv", 9)}
+    puzzle = next(i for i in loaded.items if i.id == "twoMatesA")
+    board = puzzle.board()
+    assert board.move_stack and board.fen().startswith("7k/5ppp")  # the setup move is played
+    assert [i.id for i in load_files([str(DATA / "puzzles.csv")], theme="middlegame").items] == ["middlegame"]
+
+
+def test_tablebase_suite_and_outputs(syzygy_path: str, tmp_path: Path) -> None:
+    out_json, out_csv = tmp_path / "r.json", tmp_path / "r.csv"
+    code, out, err = run("suite", str(DATA / "tablebase.epd"), "--depth", "4", "--json", str(out_json),
+                         "--csv", str(out_csv))
+    assert code == 0, err
+    assert "tablebase.epd:7" in err  # the malformed line, reported with its number
+    assert "tablebase.epd" in out and "by operation:" in out and "TB-verified" in out
+    results = positions(out_json)
+    assert len(results) == 7
+    # The key lists one slow move; the tables say the engine's faster win is just as correct.
+    wrong_key = results["KBNvK: wrong key, Bd8 is slower"]
+    assert wrong_key["checks"] == {"bm": False} and wrong_key["tb_correct"] is True
+    assert results["KBNvK: six fastest wins"]["solved"] is True
+    assert results["KBNvK defence at clock 48"]["moves"] == ["e2d3"]
+    assert results["KBNvK defence at clock 48"]["tb_best_class"] == "BLESSED_LOSS"
+    assert results["only en passant wins"]["moves"] == ["d5e6"]
+    assert results["KRvK with expected tables values"]["checks"] == {"wdl": True, "dtz": True}
+    assert results["mate, not stalemate"]["checks"] == {"am": True, "dm": True}
+    assert all(r["tb_correct"] for r in results.values())
+    header = out_csv.read_text().splitlines()[0].split(",")
+    assert header[:5] == ["index", "file", "line", "id", "kind"] and "tb_correct" in header
+    assert len(out_csv.read_text().splitlines()) == 8
+
+
+def test_puzzles_and_the_any_mate_rule(syzygy_path: str, tmp_path: Path) -> None:
+    out_json = tmp_path / "p.json"
+    code, out, _ = run("suite", str(DATA / "puzzles.csv"), "--theme", "endgame", "--depth", "4",
+                       "--json", str(out_json))
+    assert code == 0
+    results = positions(out_json)
+    assert set(results) == {"00EXM", "00Yfr", "00AEM", "00Bot", "twoMatesA", "twoMatesB"}
+    # Both keys name one of two mates; the engine plays one of them and both count as solved.
+    assert results["twoMatesA"]["solved"] and results["twoMatesB"]["solved"]
+    assert results["twoMatesA"]["moves"] == results["twoMatesB"]["moves"]
+    assert results["00EXM"]["moves"] == ["d7d8", "d8e8"] and results["00EXM"]["solved"]
+
+
+def test_play_checks_the_expected_result(syzygy_path: str, tmp_path: Path) -> None:
+    suite = tmp_path / "play.epd"
+    suite.write_text('8/6k1/4K3/6B1/8/8/5N2/8 w - - id "kbnk";\n'
+                     '7b/8/6b1/8/5Nk1/4K3/8/8 w - - c0 "1/2-1/2"; id "draw";\n')
+    out_json = tmp_path / "play.json"
+    code, out, _ = run("suite", str(suite), "--nodes", "2000", "--play", "--json", str(out_json))
+    assert code == 0 and "play 2/2" in out
+    results = positions(out_json)
+    assert results["kbnk"]["play"]["result"] == "1-0" and results["kbnk"]["play"]["expected"] == "1-0"
+    assert results["draw"]["play"]["expected"] == "1/2-1/2" and results["draw"]["play"]["ok"]
+
+
+def test_jobs_give_the_same_results(syzygy_path: str, tmp_path: Path) -> None:
+    one, two = tmp_path / "one.json", tmp_path / "two.json"
+    args = ["suite", str(DATA / "tactics.epd"), str(DATA / "tablebase.epd"), "--depth", "4"]
+    assert run(*args, "--json", str(one))[0] == 0
+    assert run(*args, "--jobs", "2", "--json", str(two))[0] == 0
+    a, b = json.loads(one.read_text())["positions"], json.loads(two.read_text())["positions"]
+    keep = ("id", "moves", "checks", "tb_correct", "score", "depth", "nodes")
+    assert [{k: p[k] for k in keep} for p in a] == [{k: p[k] for k in keep} for p in b]
+
+
+def test_bad_files_and_options(syzygy_path: str, tmp_path: Path) -> None:
+    code, _, err = run("suite", str(tmp_path / "missing.epd"))
+    assert code == 2 and "cannot read suite" in err
+    code, out, err = run("suite", str(tmp_path / "missing.epd"), str(DATA / "mates.epd"), "--depth", "2",
+                         "--limit", "3")
+    assert code == 1 and "cannot read suite" in err and "mates.epd" in out  # the others still run
+    code, _, err = run("suite", str(DATA / "mates.epd"), "--option", "Hash=16")
+    assert code == 2 and "--option" in err
+    code, _, err = run("suite", str(DATA / "mates.epd"), "--depth", "2", "--nodes", "5")
+    assert code == 2 and "one of" in err
+    code, _, err = run("suite", str(DATA / "mates.epd"), "--engine", "/nonexistent/engine")
+    assert code == 2 and "cannot start the UCI engine" in err
+
+
+@pytest.mark.skipif(not os.path.exists(STOCKFISH), reason="Debian's stockfish is not installed")
+def test_any_uci_engine(tmp_path: Path) -> None:
+    out_json = tmp_path / "sf.json"
+    code, out, err = run("suite", str(DATA / "mates.epd"), "--limit", "6", "--engine", STOCKFISH,
+                         "--option", "Threads=1", "--option", "Hash=16", "--nodes", "20000",
+                         "--json", str(out_json))
+    assert code == 0, err
+    assert json.loads(out_json.read_text())["meta"]["engine"] == STOCKFISH
+    assert all(p["solved"] for p in json.loads(out_json.read_text())["positions"])
+    code, _, err = run("suite", str(DATA / "mates.epd"), "--engine", STOCKFISH, "--option", "NoSuchThing=1")
+    assert code == 2 and "has no option NoSuchThing" in err
+
+
+CRASHING_ENGINE = textwrap.dedent("""
+    import sys, chess
+    board, games = chess.Board(), 0
+    for line in sys.stdin:
+        cmd = line.split()
+        if not cmd:
+            continue
+        if cmd[0] == "uci":
+            print("id name crasher"); print("uciok", flush=True)
+        elif cmd[0] == "isready":
+            print("readyok", flush=True)
+        elif cmd[0] == "position":
+            board = chess.Board(" ".join(cmd[2:8])) if cmd[1] == "fen" else chess.Board()
+        elif cmd[0] == "go":
+            games += 1
+            if games == 3:
+                sys.exit(1)
+            print("bestmove " + next(iter(board.legal_moves)).uci(), flush=True)
+        elif cmd[0] == "quit":
+            break
+""")
+
+
+def test_engine_crash_mid_suite(tmp_path: Path) -> None:
+    script = tmp_path / "crasher.py"
+    script.write_text(CRASHING_ENGINE)
+    out_json = tmp_path / "crash.json"
+    code, out, err = run("suite", str(DATA / "mates.epd"), "--limit", "6", "--engine",
+                         f"{sys.executable} {script}", "--movetime", "10", "--json", str(out_json))
+    assert code == 1
+    assert "engine error" in err and "died" in err
+    results = json.loads(out_json.read_text())["positions"]
+    # It dies on every third position; each time it is restarted and the run goes on.
+    assert len(results) == 6 and [p["index"] for p in results if p["error"]] == [2, 5]
+
+
+def test_ctrl_c_keeps_partial_results(syzygy_path: str, tmp_path: Path) -> None:
+    out_json = tmp_path / "partial.json"
+    proc = subprocess.Popen([str(Path(sys.executable).parent / "chess-endgame"), "suite",
+                             str(DATA / "tactics.epd"), str(DATA / "mates.epd"), "--movetime", "400",
+                             "--json", str(out_json)], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    time.sleep(4)
+    proc.send_signal(signal.SIGINT)
+    out, err = proc.communicate(timeout=60)
+    assert proc.returncode == 130, err
+    assert "interrupted" in err and "not run:" in out
+    done = json.loads(out_json.read_text())
+    assert done["meta"]["interrupted"] and 0 < len(done["positions"]) < 43
