@@ -179,13 +179,14 @@ def adjudicate(board: chess.Board) -> tuple[str, str] | None:
 
 
 def play_game(board: chess.Board, white: Agent, black: Agent, *, max_plies: int = 500,
-              prober: Prober | None = None, on_move: Callable[[chess.Board, PlayedMove], None] | None = None
-              ) -> GameRecord:
-    """Play ``board`` out. With ``prober``, every move's comment gets its tablebase class when covered."""
+              prober: Prober | None = None, on_move: Callable[[chess.Board, PlayedMove], None] | None = None,
+              adjudicator: Callable[[chess.Board], tuple[str, str] | None] | None = None) -> GameRecord:
+    """Play ``board`` out. With ``prober``, every move's comment gets its tablebase class when covered;
+    ``adjudicator`` may end the game early (e.g. by the tables' verdict)."""
     board = board.copy()
     record = GameRecord(board.fen(), white.name, black.name)
     while True:
-        over = adjudicate(board)
+        over = adjudicate(board) or (adjudicator(board) if adjudicator else None)
         if over:
             record.result, record.termination = over
             break

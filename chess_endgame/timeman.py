@@ -11,6 +11,9 @@ from dataclasses import dataclass
 
 #: Moves assumed left in the game when the GUI does not say (sudden death / increment).
 DEFAULT_MOVES_TO_GO = 30
+#: The engine's own latency between the deadline and the bestmove reaching the GUI (Python
+#: threads, the final info line), kept back on top of Move Overhead.
+LATENCY_MS = 10
 
 
 @dataclass(frozen=True)
@@ -37,10 +40,10 @@ def budget(time_left: int, increment: int = 0, moves_to_go: int | None = None, o
     pool = max(1, time_left + increment * (moves - 1) - overhead * (2 + moves))
     soft = pool / moves
     if moves_to_go is not None and moves_to_go > 0:
-        # Never more than a third of the clock at once, less near the time control.
-        hard = min(time_left / 3 if moves > 1 else time_left * 0.8, soft * 3)
+        # Never more than a third of the clock at once, half of it on the move before the control.
+        hard = min(time_left / 3 if moves > 1 else time_left / 2, soft * 3)
     else:
         hard = min(time_left / 4, soft * 4)
-    hard = max(1.0, min(hard, time_left - 2 * overhead))
+    hard = max(1.0, min(hard, time_left - 2 * overhead - LATENCY_MS))
     soft = max(1.0, min(soft, hard))
     return Budget(int(soft), int(hard))

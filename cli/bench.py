@@ -9,6 +9,7 @@ import click
 from chess_endgame.bench.choose import bench_choose
 from chess_endgame.bench.common import percentile
 from chess_endgame.bench.convert import bench_convert
+from chess_endgame.bench.features import bench_features
 from chess_endgame.bench.probe import REVIEW_PASSES, bench_probe
 from chess_endgame.bench.search import REFERENCE_NPS, bench_search
 from chess_endgame.tablebase import resolve_path
@@ -126,3 +127,14 @@ def search(depth: int | None, movetime: int | None, repeat: int) -> None:
             pc, sf = REFERENCE_NPS[row.fen]
             click.echo(f"  {row.name:<32} ours {row.nps:>9,.0f}  python-chess engine {pc:>7,}  sunfish {sf:>7,}"
                        f"  ratio {row.nps / max(pc, sf):.2f}")
+
+
+@bench.command("features")
+@click.option("--positions", default=100_000, show_default=True, type=click.IntRange(1, 10**7))
+@click.option("--seed", default=1, show_default=True, type=int)
+@user_errors
+def features(positions: int, seed: int) -> None:
+    """Seconds to compute the evaluation features of N positions (target: 100k in under a minute)."""
+    count, wall, cpu = bench_features(positions, seed)
+    click.echo(f"{count} positions (3 to 18 pieces, seed {seed}): feature matrix in {wall:.2f} s "
+               f"({cpu:.2f} CPU s), {count / wall:,.0f} positions/s")

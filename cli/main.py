@@ -12,6 +12,7 @@ from .play import best, play
 from .probe import probe
 from .suite import suite
 from .tablebases import tablebases
+from .tune import tune
 from .uci import uci
 
 
@@ -29,6 +30,7 @@ cli.add_command(play)
 cli.add_command(evaluate)
 cli.add_command(uci)
 cli.add_command(suite)
+cli.add_command(tune)
 
 
 def main() -> None:

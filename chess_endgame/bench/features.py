@@ -1,0 +1,21 @@
+"""``bench features``: feature rows per second, the tuner's hot spot."""
+
+from __future__ import annotations
+
+import time
+
+import chess
+
+from ..evaluation import feature_matrix
+from .common import positions
+
+MATERIALS = ("KRPvKR", "KQvKR", "KBNvK", "KPPvKP", "KRPPvKRP", "KBPPvKNPP", "KQRBNPPPPvKQRBNPPPP")
+
+
+def bench_features(count: int = 100_000, seed: int = 1) -> tuple[int, float, float]:
+    """(positions, seconds to build the positions' feature matrix, CPU seconds)."""
+    boards: list[chess.Board] = positions(MATERIALS, -(-count // len(MATERIALS)), seed)[:count]
+    wall, cpu = time.perf_counter(), time.process_time()
+    matrix = feature_matrix(boards)
+    assert matrix.shape[0] == len(boards)
+    return len(boards), time.perf_counter() - wall, time.process_time() - cpu

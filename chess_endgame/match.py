@@ -1,0 +1,97 @@
+"""A fast self-play match between two weight sets, from balanced 6- to 10-piece positions."""
+
+from __future__ import annotations
+
+import random
+from collections.abc import Callable
+from dataclasses import dataclass
+
+import chess
+
+from .chooser import Choice, MoveClass, choose
+from .evaluation import Evaluator, Weights
+from .game import PlayerAgent, play_game
+from .player import Player, PlayerOptions
+from .sampling import random_position
+from .tablebase import Prober
+from .tune import is_quiet
+
+#: Balanced materials of 6 to 10 pieces: the evaluation decides how they are played.
+MATERIALS = ("KRPvKRP", "KRPPvKRP", "KBPPvKNPP", "KRPPvKRPP", "KQPPvKQPP", "KNPPPvKBPPP", "KRBPPvKRNPP",
+             "KPPPPvKPPPP", "KRPPPvKRPPP", "KBPPPvKBPPP")
+
+
+@dataclass
+class MatchResult:
+    wins: int = 0
+    draws: int = 0
+    losses: int = 0
+
+    @property
+    def games(self) -> int:
+        return self.wins + self.draws + self.losses
+
+    @property
+    def score(self) -> float:
+        """Points of the first weight set per game (0.5 is an even match)."""
+        return (self.wins + 0.5 * self.draws) / self.games if self.games else float("nan")
+
+
+def starting_positions(count: int, seed: int) -> list[chess.Board]:
+    """``count`` seeded quiet positions of :data:`MATERIALS`, White to move."""
+    rng = random.Random(seed)
+    boards = []
+    while len(boards) < count:
+        board = random_position(MATERIALS[len(boards) % len(MATERIALS)], rng, turn=chess.WHITE)
+        if is_quiet(board) and not board.was_into_check():
+            boards.append(board)
+    return boards
+
+
+def tablebase_adjudicator(prober: Prober) -> Callable[[chess.Board], tuple[str, str] | None]:
+    """End a game as soon as the tables cover it, with their verdict."""
+
+    def verdict(board: chess.Board) -> tuple[str, str] | None:
+        if prober.covers(board) is not None:
+            return None
+        choice = choose(board, prober)
+        if not isinstance(choice, Choice) or not choice.moves:
+            return None
+        if choice.result in (MoveClass.WIN, MoveClass.MAYBE_WIN):
+            return ("1-0" if board.turn == chess.WHITE else "0-1"), "tablebase win"
+        if choice.result in (MoveClass.LOSS, MoveClass.MAYBE_LOSS):
+            return ("0-1" if board.turn == chess.WHITE else "1-0"), "tablebase win"
+        return "1/2-1/2", "tablebase draw"
+
+    return verdict
+
+
+def play_match(first: Weights, second: Weights, *, games: int, nodes: int, seed: int, prober: Prober,
+               max_plies: int = 160, progress: Callable[[MatchResult], None] | None = None) -> MatchResult:
+    """``games`` games (each start twice, colours swapped), ``nodes`` per move, the tables adjudicating."""
+    result = MatchResult()
+    adjudicator = tablebase_adjudicator(prober)
+    options = PlayerOptions(faster_mate=False)
+    players = {name: Player(prober, options=options, evaluator=Evaluator(weights))
+               for name, weights in (("first", first), ("second", second))}
+    for start in starting_positions((games + 1) // 2, seed):
+        for first_plays_white in (True, False):
+            if result.games >= games:
+                break
+            for player in players.values():
+                player.new_game()
+            a = PlayerAgent(players["first"], nodes=nodes, name="first")
+            b = PlayerAgent(players["second"], nodes=nodes, name="second")
+            white, black = (a, b) if first_plays_white else (b, a)
+            record = play_game(start, white, black, max_plies=max_plies, adjudicator=adjudicator)
+            points = {"1-0": 1.0, "0-1": 0.0}.get(record.result, 0.5)
+            mine = points if first_plays_white else 1.0 - points
+            if mine == 1.0:
+                result.wins += 1
+            elif mine == 0.0:
+                result.losses += 1
+            else:
+                result.draws += 1
+            if progress:
+                progress(result)
+    return result
