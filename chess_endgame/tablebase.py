@@ -22,7 +22,7 @@ from __future__ import annotations
 import collections
 import enum
 import os
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 
 import chess
@@ -399,33 +399,18 @@ class Prober:
 
         :raises NotCoveredError: when the tables cannot answer.
         """
-        key = board._transposition_key()
-        value = self._wdl_cache.get(key)
-        stats = self.stats
-        if value is not None:
-            stats.cache_hits += 1
-            stats.tbhits += 1
-            return value
-        if not (board.pawns | board.rooks | board.queens) and board.is_insufficient_material():
-            value = 0
-        else:
-            probe_board = self._check(board)
-            stats.wdl_probes += 1
-            try:
-                value = self._tables.probe_wdl(probe_board)
-            except (KeyError, _CorruptTable) as exc:
-                raise self._fail(exc) from None
-        stats.tbhits += 1
-        self._wdl_cache.put(key, value)
-        return value
+        return self._probe(board, self._wdl_cache, self._tables.probe_wdl, "wdl_probes")
 
     def probe_dtz(self, board: chess.Board) -> int:
         """DTZ of the side to move in plies (positive wins, negative loses, 0 draws).
 
         :raises NotCoveredError: when the tables cannot answer.
         """
+        return self._probe(board, self._dtz_cache, self._tables.probe_dtz, "dtz_probes")
+
+    def _probe(self, board: chess.Board, cache: _LRU, probe: Callable[[chess.Board], int], counter: str) -> int:
         key = board._transposition_key()
-        value = self._dtz_cache.get(key)
+        value = cache.get(key)
         stats = self.stats
         if value is not None:
             stats.cache_hits += 1
@@ -435,13 +420,13 @@ class Prober:
             value = 0
         else:
             probe_board = self._check(board)
-            stats.dtz_probes += 1
+            setattr(stats, counter, getattr(stats, counter) + 1)
             try:
-                value = self._tables.probe_dtz(probe_board)
+                value = probe(probe_board)
             except (KeyError, _CorruptTable) as exc:
                 raise self._fail(exc) from None
         stats.tbhits += 1
-        self._dtz_cache.put(key, value)
+        cache.put(key, value)
         return value
 
     def probe(self, board: chess.Board) -> ProbeResult | NotCovered:

@@ -78,9 +78,11 @@ def test_too_many_pieces(prober: Prober) -> None:
     assert "8 pieces" in answer.message
 
 
-def test_missing_table_is_named(prober: Prober) -> None:
-    if "KQRvKB" in prober.files.wdl:
-        pytest.skip("this SYZYGY_PATH has KQRvKB")
+def test_missing_table_is_named(syzygy_dir: Path, tmp_path: Path) -> None:
+    # A 5-piece set without KQRvKB: the position is within the piece limit, its table is absent.
+    _copy_tables(syzygy_dir, tmp_path, "KBNvKB.rtbw", "KQvK.rtbw", "KRvK.rtbw")
+    prober = Prober(str(tmp_path))
+    assert prober.max_pieces == 5
     answer = prober.probe(chess.Board("4k3/8/8/2b5/8/8/8/QR2K3 w - - 0 1"))
     assert isinstance(answer, NotCovered) and answer.reason is Reason.MISSING_TABLE
     assert answer.tables == ("KQRvKB",)
