@@ -94,9 +94,15 @@ class RankedMove:
     zeroing: bool
     checkmate: bool = False
     stalemate: bool = False
-    #: False when the DTZ was skipped: ``cls`` is then the best the move could be,
-    #: and the move cannot be of the root's best class.
+    #: False when the DTZ was skipped: ``cls`` is then the best the move could be
+    #: and ``floor`` the worst.
     exact: bool = True
+    floor: MoveClass | None = None
+
+    @property
+    def worst(self) -> MoveClass:
+        """The class the move is sure to reach (its class when exact)."""
+        return self.cls if self.exact or self.floor is None else self.floor
 
     @property
     def uci(self) -> str:
@@ -131,15 +137,24 @@ class Choice:
 
     @property
     def best(self) -> RankedMove | None:
-        """The move to play: the first exactly ranked move (any move if none is exact)."""
-        return next((m for m in self.moves if m.exact), self.moves[0] if self.moves else None)
+        """The move to play.
+
+        Complete: the first exactly ranked move. Cut short by a deadline: the move
+        with the best class it is sure to reach, so that an unresolved win beats an
+        exact draw.
+        """
+        if not self.moves:
+            return None
+        if self.complete:
+            return next((m for m in self.moves if m.exact), self.moves[0])
+        return max(self.moves, key=lambda m: (m.worst, m.exact))
 
     @property
     def result(self) -> MoveClass:
-        """The root's result: the class of its best move (a mated root is a LOSS)."""
+        """The root's result: the class its best move is sure to reach (a mated root is a LOSS)."""
         best = self.best
         if best is not None:
-            return best.cls
+            return best.worst
         return MoveClass.LOSS if self.root_wdl < 0 else MoveClass.DRAW
 
     def best_class_moves(self) -> list[RankedMove]:
@@ -147,7 +162,23 @@ class Choice:
         best = self.best
         if best is None:
             return []
-        return [m for m in self.moves if m.cls == best.cls and m.exact] or [best]
+        if not best.exact:
+            return [best]
+        return [m for m in self.moves if m.cls == best.cls and m.exact]
+
+
+def game_result(cls: MoveClass, turn: chess.Color) -> str:
+    """The game result a root class promises: "1-0", "0-1" or "1/2-1/2".
+
+    WIN and MAYBE_WIN are wins for the side to move (``turn``), LOSS and
+    MAYBE_LOSS losses; cursed wins and blessed losses are draws, as the 50-move
+    rule makes them.
+    """
+    if cls in (MoveClass.WIN, MoveClass.MAYBE_WIN):
+        return "1-0" if turn == chess.WHITE else "0-1"
+    if cls in (MoveClass.LOSS, MoveClass.MAYBE_LOSS):
+        return "0-1" if turn == chess.WHITE else "1-0"
+    return "1/2-1/2"
 
 
 def has_repeated(board: chess.Board) -> bool:
@@ -265,7 +296,7 @@ def _entry(board: chess.Board, move: chess.Move, prober: Prober,
         pass  # DRAW with D = 0: the 50-move draw can be claimed, or the child is drawn
     else:
         low, high, min_distance = _bounds(-child_wdl, rule50)
-        entry.cls, entry.distance, entry.s, entry.exact = high, None, None, False
+        entry.cls, entry.distance, entry.s, entry.exact, entry.floor = high, None, None, False, low
         return entry, (low, min_distance)
     return entry, None
 
@@ -296,4 +327,4 @@ def _resolve(board: chess.Board, entry: RankedMove, prober: Prober, clock: int, 
     distance = d + (d > 0) - (d < 0)
     entry.dtz, entry.distance, entry.s = d, distance, abs(distance) + clock
     entry.cls = classify(distance, entry.s, rule50=rule50)
-    entry.exact = True
+    entry.exact, entry.floor = True, None

@@ -14,14 +14,22 @@ from dataclasses import dataclass, field
 
 import chess
 
-from .chooser import Choice, MoveClass, choose, has_repeated
+from .chooser import Choice, MoveClass, RankedMove, choose, has_repeated, rank_move
 from .evaluation import Evaluator
-from .search import Info, Limits, Score, Searcher, SearchResult
-from .tablebase import NotCovered, Prober
+from .search import Info, Limits, Score, Searcher, SearchResult, TranspositionTable
+from .tablebase import NotCovered, NotCoveredError, Prober
 
 #: UCI score of a tablebase verdict at the root (Stockfish's convention: a win is cp 20000).
 CLASS_SCORE = {MoveClass.WIN: 20000, MoveClass.MAYBE_WIN: 2, MoveClass.CURSED_WIN: 1, MoveClass.DRAW: 0,
                MoveClass.BLESSED_LOSS: -1, MoveClass.MAYBE_LOSS: -2, MoveClass.LOSS: -20000}
+
+#: Think this long (ms) when a front end is given no limit at all.
+DEFAULT_MOVETIME_MS = 1000
+
+
+def class_score(entry: RankedMove) -> Score:
+    """The score a tablebase move reports: mate 1 for a mate, else its class's (sure) value."""
+    return Score(mate=1) if entry.checkmate else Score(cp=CLASS_SCORE[entry.worst])
 
 
 @dataclass
@@ -61,6 +69,8 @@ class PlayerOptions:
     faster_mate: bool = True
     #: Node budget of that search (it also stops at the caller's limits).
     faster_mate_nodes: int = 20000
+    #: Also probe the root's DTZ (for reports such as ``chess-endgame best``).
+    root_dtz: bool = False
     #: Plies of chooser play appended to a tablebase move's PV, and the time that may take.
     tb_pv_plies: int = 8
     tb_pv_ms: int = 30
@@ -106,7 +116,7 @@ class Player:
         o = self.options
         self.prober.probe_limit = o.probe_limit
         s = self.searcher
-        if s.tt.size != type(s.tt)(o.hash_mb).size:
+        if s.tt.size != TranspositionTable.slots_for(o.hash_mb):
             s.tt.resize(o.hash_mb)
         s.probe_depth, s.rule50, s.multipv = o.probe_depth, o.rule50, o.multipv
 
@@ -123,8 +133,9 @@ class Player:
         limits = limits or Limits()
         start = time.monotonic()
         deadline = _deadline(limits, start)
-        choice = choose(board, self.prober, rule50=self.options.rule50,
-                        deadline=None if deadline is None else deadline - 0.005)
+        # MultiPV reports every move's class: then every DTZ is probed.
+        choice = choose(board, self.prober, rule50=self.options.rule50, full=self.options.multipv > 1,
+                        root_dtz=self.options.root_dtz, deadline=None if deadline is None else deadline - 0.005)
         if isinstance(choice, Choice) and choice.moves:
             decision = self._from_tables(board, choice, limits, _deadline(limits, start, soft=True))
         else:
@@ -148,12 +159,9 @@ class Player:
         """The chooser's move; ``due`` bounds the optional mate search and PV extension."""
         candidates = choice.best_class_moves()
         if limits.searchmoves:
-            wanted = set(limits.searchmoves)
-            restricted = [m for m in choice.moves if m.move in wanted and m.exact]
-            if restricted:
-                candidates = [m for m in restricted if m.cls == restricted[0].cls]
+            candidates = self._restricted(board, limits.searchmoves) or candidates
         best = candidates[0]
-        score = Score(cp=CLASS_SCORE[best.cls])
+        score = class_score(best)
         nodes = 0
         hits_before = self.prober.stats.tbhits
         if (self.options.faster_mate and len(candidates) > 1 and best.cls >= MoveClass.DRAW
@@ -167,12 +175,19 @@ class Player:
                     score = found.score
                 elif best.cls == MoveClass.DRAW:
                     best = next(m for m in candidates if m.move == found.best_move)
-        if best.checkmate:
-            score = Score(mate=1)
         pv = self._tablebase_pv(board, best.move, due)
-        return Decision(best.move, "tablebase", score, pv, pv[1] if len(pv) > 1 else None, best.cls,
+        return Decision(best.move, "tablebase", score, pv, pv[1] if len(pv) > 1 else None, best.worst,
                         best.distance, choice, depth=1, nodes=nodes,
                         tbhits=self.prober.stats.tbhits - hits_before)
+
+    def _restricted(self, board: chess.Board, searchmoves: list[chess.Move]) -> list[RankedMove]:
+        """The best-class moves among ``searchmoves`` (UCI ``go searchmoves``), each ranked exactly."""
+        try:
+            ranked = sorted((rank_move(board, m, self.prober, rule50=self.options.rule50)
+                             for m in dict.fromkeys(searchmoves) if board.is_legal(m)), key=RankedMove.sort_key)
+        except NotCoveredError:
+            return []
+        return [m for m in ranked if m.cls == ranked[0].cls] if ranked else []
 
     def _search_among(self, board: chess.Board, candidates: list, limits: Limits,
                       due: float | None) -> SearchResult:
@@ -201,6 +216,6 @@ class Player:
             nxt = choose(temp, self.prober, rule50=self.options.rule50, deadline=stop_at)
             if not isinstance(nxt, Choice) or not nxt.moves:
                 break
-            pv.append(nxt.moves[0].move)
-            temp.push(nxt.moves[0].move)
+            pv.append(nxt.best.move)  # type: ignore[union-attr]
+            temp.push(nxt.best.move)  # type: ignore[union-attr]
         return pv

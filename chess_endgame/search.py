@@ -133,9 +133,14 @@ class TranspositionTable:
     def __init__(self, size_mb: int = 16) -> None:
         self.resize(size_mb)
 
+    @classmethod
+    def slots_for(cls, size_mb: int) -> int:
+        """Slots of a table of ``size_mb`` MB (a power of two, at least 1024)."""
+        slots = max(1024, size_mb * (1 << 20) // cls.ENTRY_BYTES)
+        return 1 << (slots.bit_length() - 1)
+
     def resize(self, size_mb: int) -> None:
-        slots = max(1024, size_mb * (1 << 20) // self.ENTRY_BYTES)
-        self.size = 1 << (slots.bit_length() - 1)
+        self.size = self.slots_for(size_mb)
         self.mask = self.size - 1
         self.slots: list[tuple | None] = [None] * self.size
         self.age = 0

@@ -8,7 +8,8 @@ import chess
 import pytest
 
 from chess_endgame.chooser import Choice, MoveClass, choose, classify, has_repeated, rank_move
-from chess_endgame.game import PlayerAgent, TablebaseAgent, play_game
+from chess_endgame.engines import PlayerEngine, SearchLimits
+from chess_endgame.game import TablebaseAgent, play_game
 from chess_endgame.player import Player, PlayerOptions
 from chess_endgame.sampling import random_position
 from chess_endgame.tablebase import NotCovered, Prober, Reason
@@ -129,6 +130,25 @@ def test_threefold_in_history(prober: Prober) -> None:
     assert has_repeated(board) and not has_repeated(chess.Board(fen))
 
 
+def test_a_deadline_never_trades_a_win_for_a_draw(prober: Prober) -> None:
+    # With no time for DTZ probes, only the queen moves that hang it are exact (draws); the
+    # unresolved winning moves are still preferred.
+    board = chess.Board("8/8/8/4k3/8/8/8/KQ6 w - - 0 1")
+    rushed = choose(board, prober, deadline=0.0)
+    assert isinstance(rushed, Choice) and not rushed.complete
+    assert rushed.best.worst >= CW and rushed.result >= CW
+    assert prober.probe_wdl(_after(board, rushed.best.move)) == -2  # the move keeps the win
+    # Given time, the choice is complete and exact.
+    relaxed = choose(board, prober)
+    assert relaxed.complete and relaxed.best.exact and relaxed.result == W
+
+
+def _after(board: chess.Board, move: chess.Move) -> chess.Board:
+    child = board.copy()
+    child.push(move)
+    return child
+
+
 def test_classify_boundaries() -> None:
     assert classify(30, 99) == W and classify(30, 100) == MW and classify(30, 101) == CW and classify(101, 101) == CW
     assert classify(-30, 99) == L and classify(-30, 100) == ML and classify(-30, 101) == BL
@@ -159,9 +179,13 @@ def test_property_best_class_and_50_move_safety(prober: Prober) -> None:
         # The chosen move is of the best class (the complete ranking's first class).
         assert best.exact and best.cls == complete.moves[0].cls == economical.result, board.fen()
         assert all(best.cls >= m.cls for m in complete.moves)
-        # A WIN is never chosen when its 50-move distance exceeds 99.
-        if best.cls == W and not best.checkmate and not best.zeroing:
-            assert best.s <= 99 and best.distance + board.halfmove_clock <= 99
+        # A WIN is never chosen when its 50-move distance exceeds 99, and the safest one is chosen:
+        # a mate, else the smallest 50-move distance of all the winning moves.
+        if best.cls == W:
+            assert best.distance + (0 if best.checkmate or best.zeroing else board.halfmove_clock) <= 99
+            wins = [m for m in complete.moves if m.cls == W]
+            assert best.checkmate or not any(m.checkmate for m in wins), board.fen()
+            assert best.checkmate or best.s == min(m.s for m in wins), board.fen()
         # The chosen move of a drawn root never loses.
         if economical.result == D:
             assert not best.cls.losing
@@ -178,7 +202,7 @@ def test_kbnk_converted_against_the_defender(prober: Prober, fen: str) -> None:
     board = chess.Board(fen)
     assert prober.probe_wdl(board) == 2
     player = Player(prober, options=PlayerOptions(faster_mate_nodes=3000))
-    record = play_game(board, PlayerAgent(player, nodes=3000), TablebaseAgent(prober), max_plies=200)
+    record = play_game(board, PlayerEngine(player, SearchLimits(nodes=3000)), TablebaseAgent(prober), max_plies=200)
     assert (record.result, record.termination) == ("1-0", "checkmate")
     assert all(not m.comment or "CURSED" not in m.comment for m in record.moves)
 
@@ -194,7 +218,7 @@ def test_krpkr_converted_against_the_defender(prober: Prober) -> None:
             starts.append(board)
     for board in starts:
         player = Player(prober, options=PlayerOptions(faster_mate_nodes=2000))
-        record = play_game(board, PlayerAgent(player, nodes=2000), TablebaseAgent(prober), max_plies=300,
+        record = play_game(board, PlayerEngine(player, SearchLimits(nodes=2000)), TablebaseAgent(prober), max_plies=300,
                            prober=prober)
         converted += record.result == "1-0"
         assert record.termination != "50-move rule"
