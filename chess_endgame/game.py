@@ -1,27 +1,23 @@
 """Playing a position out between two agents, with adjudication and PGN.
 
-Agents: the project's :class:`~.player.Player` (:class:`PlayerAgent`), the
-tablebase defender (:class:`TablebaseAgent`: the move chooser's pure DTZ
-ranking, resisting longest and taking every 50-move draw it can reach), and any
-UCI engine through python-chess (:class:`UciAgent`). ``play`` (CLI), the
-benchmarks and the suite runner's ``--play`` all use :func:`play_game`.
+Agents: the engines of :mod:`.engines` (this project's player, any UCI engine)
+and the tablebase defender (:class:`TablebaseAgent`: the move chooser's pure
+DTZ ranking, resisting longest and taking every 50-move draw it can reach).
+``play`` (CLI), the benchmarks, the match and the suite runner's ``--play``
+all use :func:`play_game`.
 """
 
 from __future__ import annotations
 
 import io
-import shlex
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Protocol
 
 import chess
-import chess.engine
 import chess.pgn
 
 from .chooser import Choice, choose, rank_move
-from .player import Player
-from .search import Limits
 from .tablebase import NotCoveredError, Prober
 
 
@@ -38,35 +34,6 @@ class Agent(Protocol):
     def move(self, board: chess.Board) -> AgentMove: ...
 
     def close(self) -> None: ...
-
-
-def _limits_factory(movetime: int | None, depth: int | None, nodes: int | None) -> Callable[[], Limits]:
-    def make() -> Limits:
-        return Limits(movetime=movetime, depth=depth, nodes=nodes)
-    return make
-
-
-class PlayerAgent:
-    """The project's player with fixed limits per move."""
-
-    def __init__(self, player: Player, *, movetime: int | None = None, depth: int | None = None,
-                 nodes: int | None = None, name: str = "chess-endgame") -> None:
-        self.player = player
-        self.limits = _limits_factory(movetime, depth, nodes)
-        self.name = name
-
-    def move(self, board: chess.Board) -> AgentMove:
-        decision = self.player.decide(board, self.limits())
-        if decision.source == "tablebase":
-            note = f"tablebase {decision.cls.name} D={decision.distance}"  # type: ignore[union-attr]
-            if decision.score.mate is not None:
-                note += f" mate {decision.score.mate}"
-        else:
-            note = f"search {decision.score} depth {decision.depth}"
-        return AgentMove(decision.move, note)
-
-    def close(self) -> None:
-        pass
 
 
 class TablebaseAgent:
@@ -90,31 +57,6 @@ class TablebaseAgent:
     def close(self) -> None:
         if self.fallback is not None:
             self.fallback.close()
-
-
-class UciAgent:
-    """Any UCI engine, started with ``command`` (a shell-like string) through python-chess."""
-
-    def __init__(self, command: str, *, movetime: int | None = None, depth: int | None = None,
-                 nodes: int | None = None, options: dict[str, object] | None = None) -> None:
-        self.engine = chess.engine.SimpleEngine.popen_uci(shlex.split(command))
-        if options:
-            self.engine.configure(options)
-        self.limit = chess.engine.Limit(time=movetime / 1000 if movetime else None, depth=depth, nodes=nodes)
-        if movetime is None and depth is None and nodes is None:
-            self.limit = chess.engine.Limit(time=0.1)
-        self.name = self.engine.id.get("name", command)
-
-    def move(self, board: chess.Board) -> AgentMove:
-        result = self.engine.play(board, self.limit, info=chess.engine.INFO_SCORE)
-        score = result.info.get("score")
-        return AgentMove(result.move, f"{self.name} {score.relative}" if score else self.name)
-
-    def close(self) -> None:
-        try:
-            self.engine.quit()
-        except (chess.engine.EngineError, chess.engine.EngineTerminatedError, OSError):
-            pass
 
 
 @dataclass

@@ -4,13 +4,14 @@ from __future__ import annotations
 
 import random
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import chess
 
-from .chooser import Choice, MoveClass, choose
+from .chooser import Choice, choose, game_result
+from .engines import PlayerEngine, SearchLimits
 from .evaluation import Evaluator, Weights
-from .game import PlayerAgent, play_game
+from .game import play_game
 from .player import Player, PlayerOptions
 from .sampling import random_position
 from .tablebase import Prober
@@ -26,6 +27,8 @@ class MatchResult:
     wins: int = 0
     draws: int = 0
     losses: int = 0
+    #: (start FEN, the first weight set had White, result) of every game.
+    record: list[tuple[str, bool, str]] = field(default_factory=list)
 
     @property
     def games(self) -> int:
@@ -57,11 +60,8 @@ def tablebase_adjudicator(prober: Prober) -> Callable[[chess.Board], tuple[str, 
         choice = choose(board, prober)
         if not isinstance(choice, Choice) or not choice.moves:
             return None
-        if choice.result in (MoveClass.WIN, MoveClass.MAYBE_WIN):
-            return ("1-0" if board.turn == chess.WHITE else "0-1"), "tablebase win"
-        if choice.result in (MoveClass.LOSS, MoveClass.MAYBE_LOSS):
-            return ("0-1" if board.turn == chess.WHITE else "1-0"), "tablebase win"
-        return "1/2-1/2", "tablebase draw"
+        result = game_result(choice.result, board.turn)
+        return result, ("tablebase draw" if result == "1/2-1/2" else "tablebase win")
 
     return verdict
 
@@ -80,10 +80,11 @@ def play_match(first: Weights, second: Weights, *, games: int, nodes: int, seed:
                 break
             for player in players.values():
                 player.new_game()
-            a = PlayerAgent(players["first"], nodes=nodes, name="first")
-            b = PlayerAgent(players["second"], nodes=nodes, name="second")
+            a = PlayerEngine(players["first"], SearchLimits(nodes=nodes), name="first")
+            b = PlayerEngine(players["second"], SearchLimits(nodes=nodes), name="second")
             white, black = (a, b) if first_plays_white else (b, a)
             record = play_game(start, white, black, max_plies=max_plies, adjudicator=adjudicator)
+            result.record.append((start.fen(), first_plays_white, record.result))
             points = {"1-0": 1.0, "0-1": 0.0}.get(record.result, 0.5)
             mine = points if first_plays_white else 1.0 - points
             if mine == 1.0:

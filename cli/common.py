@@ -12,7 +12,7 @@ from typing import Any, NoReturn, TypeVar
 import chess
 import click
 
-from chess_endgame.player import Player, PlayerOptions
+from chess_endgame.player import DEFAULT_MOVETIME_MS, Player, PlayerOptions
 from chess_endgame.position import PositionError, parse_position
 from chess_endgame.tablebase import HOW_TO_GET_TABLES, Prober, resolve_path
 
@@ -115,12 +115,12 @@ def limit_options(func: F) -> F:
     func = click.option("--nodes", type=click.IntRange(1, None), default=None, help="Search at most N nodes.")(func)
     func = click.option("--depth", type=click.IntRange(1, 128), default=None, help="Search to depth N.")(func)
     return click.option("--movetime", type=click.IntRange(1, None), default=None, metavar="MS",
-                        help="Think MS milliseconds (default 1000 when no limit is given).")(func)
+                        help=f"Think MS milliseconds (default {DEFAULT_MOVETIME_MS} when no limit is given).")(func)
 
 
 def search_limits(movetime: int | None, depth: int | None, nodes: int | None) -> dict[str, int | None]:
     if movetime is None and depth is None and nodes is None:
-        movetime = 1000
+        movetime = DEFAULT_MOVETIME_MS
     return {"movetime": movetime, "depth": depth, "nodes": nodes}
 
 

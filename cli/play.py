@@ -7,9 +7,10 @@ import sys
 import chess
 import click
 
-from chess_endgame.game import PlayedMove, PlayerAgent, TablebaseAgent, UciAgent, play_game
+from chess_endgame.engines import EngineError, ExternalEngine, PlayerEngine, SearchLimits
+from chess_endgame.game import PlayedMove, TablebaseAgent, play_game
 from chess_endgame.search import Limits
-from chess_endgame.tablebase import NotCoveredError, category
+from chess_endgame.tablebase import category
 
 from .common import (
     POSITION_CONTEXT,
@@ -45,16 +46,12 @@ def best(fen: str, moves: tuple[str, ...], as_json: bool, no_faster_mate: bool, 
     if not any(board.legal_moves):
         fail(f"no legal move in {board.fen()}: " + ("checkmate" if board.is_check() else "stalemate"))
     player = make_player(syzygy_path, faster_mate=not no_faster_mate)
+    player.options.root_dtz = True
     decision = player.decide(board, Limits(**search_limits(movetime, depth, nodes)))
     move = decision.move
     assert move is not None
-    wdl = dtz = None
-    if decision.choice is not None:
-        wdl = decision.choice.root_wdl
-        try:
-            dtz = player.prober.probe_dtz(board)
-        except NotCoveredError:
-            dtz = None
+    wdl = decision.choice.root_wdl if decision.choice else None
+    dtz = decision.choice.root_dtz if decision.choice else None
     record = {
         "fen": board.fen(), "move": move.uci(), "san": board.san(move), "source": decision.source,
         "class": decision.cls.name if decision.cls else None, "dtz": dtz, "wdl": wdl,
@@ -100,17 +97,17 @@ def play(fen: str, opponent: str, max_plies: int, pgn_path: str | None, no_faste
     """Play FEN out: this engine for the side to move against --opponent; adjudicate and print the moves."""
     board = board_from(fen, ())
     player = make_player(syzygy_path, faster_mate=not no_faster_mate)
-    limits = search_limits(movetime, depth, nodes)
-    ours = PlayerAgent(player, **limits)
+    limits = SearchLimits(**search_limits(movetime, depth, nodes))
+    ours = PlayerEngine(player, limits)
     if opponent == "self":
-        theirs = PlayerAgent(make_player(syzygy_path, faster_mate=not no_faster_mate), **limits)
+        theirs = PlayerEngine(make_player(syzygy_path, faster_mate=not no_faster_mate), limits)
     elif opponent == "tablebase":
-        theirs = TablebaseAgent(player.prober, PlayerAgent(player, **limits))
+        theirs = TablebaseAgent(player.prober, PlayerEngine(player, limits))
     else:
         try:
-            theirs = UciAgent(opponent, **limits)
-        except (OSError, chess.engine.EngineError, chess.engine.EngineTerminatedError) as exc:
-            fail(f"cannot start the UCI engine {opponent!r}: {exc}")
+            theirs = ExternalEngine(opponent, {}, limits)
+        except EngineError as exc:
+            fail(str(exc))
     white, black = (ours, theirs) if board.turn == chess.WHITE else (theirs, ours)
 
     def show(after: chess.Board, played: PlayedMove) -> None:
@@ -120,8 +117,8 @@ def play(fen: str, opponent: str, max_plies: int, pgn_path: str | None, no_faste
 
     try:
         record = play_game(board, white, black, max_plies=max_plies, prober=player.prober, on_move=show)
-    except chess.engine.EngineError as exc:
-        fail(f"the opponent engine failed: {exc}")
+    except EngineError as exc:
+        fail(str(exc))
     finally:
         theirs.close()
     click.echo(f"result: {record.result} ({record.termination}) after {record.plies} plies")

@@ -7,9 +7,10 @@ import sys
 import click
 from tqdm import tqdm
 
+from chess_endgame.engines import EngineError, SearchLimits
+from chess_endgame.player import DEFAULT_MOVETIME_MS
 from chess_endgame.suite import (
     EngineSpec,
-    LoadError,
     Summary,
     load_files,
     run_items,
@@ -18,7 +19,6 @@ from chess_endgame.suite import (
     write_json,
 )
 from chess_endgame.suite.items import Item
-from chess_endgame.suite.solvers import SearchLimits, SolverError
 from chess_endgame.tablebase import resolve_path
 
 from .common import fail, syzygy_path_option
@@ -62,7 +62,7 @@ def _print_summary(summary: Summary, items: int) -> None:
 @click.command()
 @click.argument("files", nargs=-1, required=True)
 @click.option("--movetime", type=click.IntRange(1, None), default=None, metavar="MS",
-              help="Think MS milliseconds per move (default 1000).")
+              help=f"Think MS milliseconds per move (default {DEFAULT_MOVETIME_MS}).")
 @click.option("--depth", type=click.IntRange(1, 128), default=None)
 @click.option("--nodes", type=click.IntRange(1, None), default=None)
 @click.option("--engine", "engine_command", default=None, metavar="'UCI COMMAND'",
@@ -92,19 +92,13 @@ def suite(files: tuple[str, ...], movetime: int | None, depth: int | None, nodes
     if engine_options and not engine_command:
         fail("--option sets options of an --engine; the built-in player takes --syzygy-path and the limits")
     if movetime is None and depth is None and nodes is None:
-        movetime = 1000
-    load_errors: list[str] = []
-    readable = []
-    for path in files:
-        try:
-            load_files([path], theme=theme)
-            readable.append(path)
-        except LoadError as exc:
-            load_errors.append(str(exc))
-            click.echo(f"chess-endgame: error: {exc}", err=True)
-    if not readable:
+        movetime = DEFAULT_MOVETIME_MS
+    loaded = load_files(list(files), theme=theme)
+    load_errors = loaded.errors
+    for error in load_errors:
+        click.echo(f"chess-endgame: error: {error}", err=True)
+    if len(load_errors) == len(files):
         fail("no readable suite among the files given")
-    loaded = load_files(readable, theme=theme)
     for path, line, message in loaded.skipped:
         click.echo(f"chess-endgame: skipped {path}:{line}: {message}", err=True)
     items: list[Item] = loaded.items[:max_items] if max_items else loaded.items
@@ -124,7 +118,7 @@ def suite(files: tuple[str, ...], movetime: int | None, depth: int | None, nodes
 
     try:
         outcome = run_items(items, spec, jobs=jobs, on_result=progress)
-    except SolverError as exc:
+    except EngineError as exc:
         bar.close()
         fail(str(exc))
     bar.close()

@@ -11,7 +11,8 @@ from pathlib import Path
 import chess
 import pytest
 
-from chess_endgame.game import PlayerAgent, play_game
+from chess_endgame.engines import PlayerEngine, SearchLimits
+from chess_endgame.game import play_game
 from chess_endgame.player import Player, PlayerOptions
 from chess_endgame.sampling import random_position
 from chess_endgame.search import TB_BOUND, Limits, Searcher, TranspositionTable
@@ -167,8 +168,8 @@ def test_mates_without_tables_against_the_searcher(material: str) -> None:
     rng = random.Random(material)
     for _ in range(3):
         board = random_position(material, rng, turn=chess.WHITE)
-        attacker = PlayerAgent(Player(), nodes=10000)
-        defender = PlayerAgent(Player(), nodes=10000)
+        attacker = PlayerEngine(Player(), SearchLimits(nodes=10000))
+        defender = PlayerEngine(Player(), SearchLimits(nodes=10000))
         record = play_game(board, attacker, defender, max_plies=200)
         assert (record.result, record.termination) == ("1-0", "checkmate"), (board.fen(), record.termination)
 

@@ -5,7 +5,8 @@ from __future__ import annotations
 import statistics
 from dataclasses import dataclass, field
 
-from ..game import PlayerAgent, TablebaseAgent, play_game
+from ..engines import PlayerEngine, SearchLimits
+from ..game import TablebaseAgent, play_game
 from ..player import Player, PlayerOptions
 from ..tablebase import Prober
 from .common import present, won_positions
@@ -43,7 +44,7 @@ def bench_convert(path: str, *, count: int = 12, seed: int = 1, mate_nodes: int 
     runs = []
     for mode, faster in (("pure DTZ", False), ("faster mate", True)):
         player = Player(prober, options=PlayerOptions(faster_mate=faster, faster_mate_nodes=mate_nodes))
-        ours = PlayerAgent(player, nodes=mate_nodes)
+        ours = PlayerEngine(player, SearchLimits(nodes=mate_nodes))
         defender = TablebaseAgent(prober)
         run = ConvertRun(mode)
         for board in boards:

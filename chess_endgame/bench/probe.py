@@ -9,7 +9,8 @@ from dataclasses import dataclass
 import chess
 import chess.syzygy
 
-from ..game import PlayerAgent, TablebaseAgent, play_game
+from ..engines import PlayerEngine, SearchLimits
+from ..game import TablebaseAgent, play_game
 from ..player import Player, PlayerOptions
 from ..sampling import random_position
 from ..tablebase import Prober, split_path
@@ -79,7 +80,8 @@ def record_game(path: str, seed: int, plies: int = 120, nodes: int = 2000) -> tu
     prober.probe_wdl = recording(prober.probe_wdl, wdl_requests)  # type: ignore[method-assign]
     prober.probe_dtz = recording(prober.probe_dtz, dtz_requests)  # type: ignore[method-assign]
     player = Player(prober, options=PlayerOptions(faster_mate_nodes=nodes))
-    record = play_game(board, PlayerAgent(player, nodes=nodes), TablebaseAgent(prober), max_plies=plies)
+    record = play_game(board, PlayerEngine(player, SearchLimits(nodes=nodes)), TablebaseAgent(prober),
+                       max_plies=plies)
     prober.close()
     return wdl_requests, dtz_requests, record.plies
 

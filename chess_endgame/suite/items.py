@@ -57,30 +57,41 @@ class Loaded:
     items: list[Item]
     #: (file, line, message) of every line that was skipped.
     skipped: list[tuple[str, int, str]]
+    #: One message per file that could not be read at all (the others are loaded).
+    errors: list[str] = field(default_factory=list)
 
 
 def load_files(paths: list[str], *, theme: str | None = None) -> Loaded:
-    """Read every file (EPD, or Lichess CSV by its ``.csv`` name or header).
-
-    :raises LoadError: when a file cannot be opened or is not a suite at all.
-    """
-    items: list[Item] = []
-    skipped: list[tuple[str, int, str]] = []
+    """Read every file (EPD, or Lichess CSV by its ``.csv`` name or header); bad files go to ``errors``."""
+    loaded = Loaded([], [])
     for path in paths:
         try:
-            with open(path, encoding="utf-8") as f:
-                text = f.read()
-        except (OSError, UnicodeDecodeError) as exc:
-            raise LoadError(f"cannot read suite {path}: {getattr(exc, 'strerror', None) or exc}") from None
-        if path.lower().endswith(".csv") or text.startswith("PuzzleId,"):
-            new, bad = _load_puzzles(path, text, theme)
-        else:
-            new, bad = _load_epd(path, text)
-        if not new and not bad:
-            raise LoadError(f"{path} holds no positions")
-        items += new
-        skipped += bad
-    return Loaded(items, skipped)
+            items, skipped = load_file(path, theme=theme)
+        except LoadError as exc:
+            loaded.errors.append(str(exc))
+            continue
+        loaded.items += items
+        loaded.skipped += skipped
+    return loaded
+
+
+def load_file(path: str, *, theme: str | None = None) -> tuple[list[Item], list[tuple[str, int, str]]]:
+    """The positions of one suite file and its skipped lines.
+
+    :raises LoadError: when the file cannot be opened or is not a suite at all.
+    """
+    try:
+        with open(path, encoding="utf-8") as f:
+            text = f.read()
+    except (OSError, UnicodeDecodeError) as exc:
+        raise LoadError(f"cannot read suite {path}: {getattr(exc, 'strerror', None) or exc}") from None
+    if path.lower().endswith(".csv") or text.startswith("PuzzleId,"):
+        items, skipped = _load_puzzles(path, text, theme)
+    else:
+        items, skipped = _load_epd(path, text)
+    if not items and not skipped:
+        raise LoadError(f"{path} holds no positions")
+    return items, skipped
 
 
 def _load_epd(path: str, text: str) -> tuple[list[Item], list[tuple[str, int, str]]]:

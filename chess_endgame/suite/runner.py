@@ -8,11 +8,12 @@ from dataclasses import dataclass, field
 
 import chess
 
+from ..engines import EngineError, ExternalEngine, PlayerEngine, SearchLimits
 from ..game import TablebaseAgent, play_game
+from ..player import Player
 from ..tablebase import Prober
 from .items import Item
 from .scoring import Result, check_epd, expected_result, tablebase_verdict
-from .solvers import OwnSolver, SearchLimits, SolverError, UciSolver
 
 #: A UCI engine that died this many times ends the run (the rest is reported as not run).
 MAX_CRASHES = 3
@@ -29,10 +30,10 @@ class EngineSpec:
     play: bool = False
     max_plies: int = 300
 
-    def solver(self) -> OwnSolver | UciSolver:
+    def solver(self) -> PlayerEngine | ExternalEngine:
         if self.command is None:
-            return OwnSolver(self.syzygy_path, self.limits)
-        return UciSolver(self.command, dict(self.options), self.limits)
+            return PlayerEngine(Player(Prober(self.syzygy_path or None)), self.limits)
+        return ExternalEngine(self.command, dict(self.options), self.limits)
 
 
 @dataclass
@@ -48,7 +49,7 @@ class _Worker:
 
     def __init__(self, spec: EngineSpec) -> None:
         self.spec = spec
-        self.solver: OwnSolver | UciSolver | None = spec.solver()
+        self.solver: PlayerEngine | ExternalEngine | None = spec.solver()
         self.prober = Prober(spec.syzygy_path or None)
 
     def solve(self, index: int, item: Item) -> Result:
@@ -71,9 +72,11 @@ class _Worker:
                 tablebase_verdict(item.board(), first, self.prober)
             if self.spec.play:
                 result.play = self._play(item, board)
-        except SolverError as exc:
+        except EngineError as exc:
             result.error = str(exc)
             self._restart()
+        except Exception as exc:  # noqa: BLE001 - one position must not cost the whole run
+            result.error = f"{type(exc).__name__}: {exc}"
         return result
 
     def _note(self, result: Result, answer) -> None:
@@ -116,7 +119,7 @@ class _Worker:
             self.solver.close()
         try:
             self.solver = self.spec.solver()
-        except SolverError:
+        except EngineError:
             self.solver = None
 
     def close(self) -> None:
@@ -149,7 +152,7 @@ def _init(spec: EngineSpec) -> None:
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl-C is the parent's business
     try:
         _worker = _Worker(spec)
-    except SolverError as exc:
+    except EngineError as exc:
         _worker = None
         _init_error[0] = str(exc)
 
@@ -167,7 +170,7 @@ def run_items(items: list[Item], spec: EngineSpec, *, jobs: int = 1,
               on_result: Callable[[Result], None] | None = None) -> Outcome:
     """Solve every item; ``on_result`` sees each result as it arrives. Ctrl-C keeps what is done.
 
-    :raises SolverError: when the engine cannot be started at all.
+    :raises EngineError: when the engine cannot be started at all.
     """
     outcome = Outcome()
     tasks = list(enumerate(items))
@@ -202,5 +205,11 @@ def run_items(items: list[Item], spec: EngineSpec, *, jobs: int = 1,
                     raise
     except KeyboardInterrupt:
         outcome.interrupted = True
+    except EngineError:
+        if not outcome.results:
+            raise  # the engine cannot start at all
+        outcome.errors.append("the engine could not be restarted")
+    except Exception as exc:  # noqa: BLE001 - keep what was done; the caller reports it
+        outcome.errors.append(f"the run stopped: {type(exc).__name__}: {exc}")
     outcome.results.sort(key=lambda r: r.index)
     return outcome

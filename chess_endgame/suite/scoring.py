@@ -6,14 +6,10 @@ from dataclasses import asdict, dataclass, field
 
 import chess
 
-from ..chooser import Choice, MoveClass, choose, rank_move
+from ..chooser import Choice, choose, game_result, rank_move
+from ..engines import Answer
 from ..tablebase import NotCoveredError, Prober
 from .items import Item
-from .solvers import Answer
-
-#: A root class and the result it promises (the side to move's view).
-_CLASS_RESULT = {MoveClass.WIN: 1, MoveClass.MAYBE_WIN: 1, MoveClass.CURSED_WIN: 0, MoveClass.DRAW: 0,
-                 MoveClass.BLESSED_LOSS: 0, MoveClass.MAYBE_LOSS: -1, MoveClass.LOSS: -1}
 
 
 @dataclass
@@ -131,8 +127,4 @@ def expected_result(item: Item, board: chess.Board, prober: Prober | None) -> st
     choice = choose(board, prober)
     if not isinstance(choice, Choice):
         return None
-    value = _CLASS_RESULT[choice.result] if choice.moves else (-1 if board.is_check() else 0)
-    if value == 0:
-        return "1/2-1/2"
-    white_wins = (value > 0) == (board.turn == chess.WHITE)
-    return "1-0" if white_wins else "0-1"
+    return game_result(choice.result, board.turn)

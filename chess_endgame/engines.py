@@ -1,4 +1,9 @@
-"""Engines that answer suite positions: this project's player in-process, or any UCI engine."""
+"""Engines behind one interface: this project's player in-process, or any UCI engine.
+
+Both answer a position (:meth:`answer`: the move and what the engine said
+about it) and play as game agents (:meth:`move`), so ``play``, the suite
+runner and the benchmarks drive them alike.
+"""
 
 from __future__ import annotations
 
@@ -9,13 +14,12 @@ from dataclasses import dataclass, field
 import chess
 import chess.engine
 
-from ..game import AgentMove
-from ..player import Player, PlayerOptions
-from ..search import Limits
-from ..tablebase import Prober
+from .game import AgentMove
+from .player import DEFAULT_MOVETIME_MS, Decision, Player
+from .search import Limits
 
 
-class SolverError(Exception):
+class EngineError(Exception):
     """The engine cannot be started or configured, or it died; the message says which."""
 
 
@@ -39,35 +43,44 @@ class SearchLimits:
     nodes: int | None = None
 
 
-class OwnSolver:
-    """The project's player (tables at the root, search beyond), fresh hash for every position."""
+class PlayerEngine:
+    """The project's player with fixed limits per move."""
 
-    def __init__(self, syzygy_path: str | None, limits: SearchLimits, hash_mb: int = 16) -> None:
-        self.prober = Prober(syzygy_path or None)
-        self.player = Player(self.prober, options=PlayerOptions(hash_mb=hash_mb))
+    def __init__(self, player: Player, limits: SearchLimits, name: str = "chess-endgame") -> None:
+        self.player = player
         self.limits = limits
-        self.name = "chess-endgame"
+        self.name = name
 
     def new_position(self) -> None:
+        """A new, unrelated position: forget the hash (results do not depend on what came before)."""
         self.player.new_game()
+
+    def _decide(self, board: chess.Board) -> Decision:
+        return self.player.decide(board, Limits(movetime=self.limits.movetime, depth=self.limits.depth,
+                                                nodes=self.limits.nodes))
 
     def answer(self, board: chess.Board) -> Answer:
         start = time.monotonic()
-        decision = self.player.decide(board, Limits(movetime=self.limits.movetime, depth=self.limits.depth,
-                                                    nodes=self.limits.nodes))
+        decision = self._decide(board)
         return Answer(decision.move.uci() if decision.move else None, str(decision.score), decision.score.mate,
                       decision.depth, decision.nodes, time.monotonic() - start, [m.uci() for m in decision.pv])
 
     def move(self, board: chess.Board) -> AgentMove:
-        """The game-agent side (``--play``)."""
-        answer = self.answer(board)
-        return AgentMove(chess.Move.from_uci(answer.move) if answer.move else None, answer.score or "")
+        """A game move, commented with its tablebase class or the search's verdict."""
+        decision = self._decide(board)
+        if decision.source == "tablebase":
+            note = f"tablebase {decision.cls.name} D={decision.distance}"  # type: ignore[union-attr]
+            if decision.score.mate is not None:
+                note += f" mate {decision.score.mate}"
+        else:
+            note = f"search {decision.score} depth {decision.depth}"
+        return AgentMove(decision.move, note)
 
     def close(self) -> None:
-        self.prober.close()
+        pass
 
 
-class UciSolver:
+class ExternalEngine:
     """Any UCI engine through python-chess; ``options`` are set once (unknown ones are an error)."""
 
     def __init__(self, command: str, options: dict[str, str], limits: SearchLimits) -> None:
@@ -75,22 +88,22 @@ class UciSolver:
             self.engine = chess.engine.SimpleEngine.popen_uci(shlex.split(command), timeout=30)
         except (OSError, ValueError, chess.engine.EngineError, chess.engine.EngineTerminatedError,
                 TimeoutError) as exc:
-            raise SolverError(f"cannot start the UCI engine {command!r}: {exc}") from None
+            raise EngineError(f"cannot start the UCI engine {command!r}: {exc}") from None
         self.command = command
         try:
             unknown = [name for name in options if name not in self.engine.options]
             if unknown:
-                raise SolverError(f"the engine {command!r} has no option {', '.join(unknown)} "
+                raise EngineError(f"the engine {command!r} has no option {', '.join(unknown)} "
                                   f"(it has: {', '.join(sorted(self.engine.options))})")
             self.engine.configure({name: self._value(name, value) for name, value in options.items()})
         except (chess.engine.EngineError, ValueError) as exc:
             self.close()
-            raise SolverError(f"cannot set the options of {command!r}: {exc}") from None
-        except SolverError:
+            raise EngineError(f"cannot set the options of {command!r}: {exc}") from None
+        except EngineError:
             self.close()
             raise
         if limits.movetime is None and limits.depth is None and limits.nodes is None:
-            limits = SearchLimits(movetime=1000)
+            limits = SearchLimits(movetime=DEFAULT_MOVETIME_MS)
         self.limit = chess.engine.Limit(time=limits.movetime / 1000 if limits.movetime else None,
                                         depth=limits.depth, nodes=limits.nodes)
         self.name = self.engine.id.get("name", command)
@@ -114,9 +127,9 @@ class UciSolver:
         try:
             result = self.engine.play(board, self.limit, info=chess.engine.INFO_ALL, game=self._game)
         except chess.engine.EngineTerminatedError as exc:
-            raise SolverError(f"the engine {self.command!r} died: {exc}") from None
+            raise EngineError(f"the engine {self.command!r} died: {exc}") from None
         except chess.engine.EngineError as exc:
-            raise SolverError(f"the engine {self.command!r} failed: {exc}") from None
+            raise EngineError(f"the engine {self.command!r} failed: {exc}") from None
         info = result.info
         score = info.get("score")
         pov = score.pov(board.turn) if score is not None else None
