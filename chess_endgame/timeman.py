@@ -36,9 +36,11 @@ def budget(time_left: int, increment: int = 0, moves_to_go: int | None = None, o
     increment = max(0, increment)
     overhead = max(0, overhead)
     moves = min(moves_to_go, 50) if moves_to_go is not None and moves_to_go > 0 else DEFAULT_MOVES_TO_GO
-    # Like Stockfish: the overhead is paid on every move still to come, the increment is earned on each.
-    pool = max(1, time_left + increment * (moves - 1) - overhead * (2 + moves))
-    soft = pool / moves
+    # Like Stockfish, the overhead is paid on every move still to come and the increment earned on
+    # each; but that reserve never takes more than half the clock, so the budget shrinks with the
+    # time left instead of collapsing to nothing while seconds remain.
+    reserve = min(overhead * (2 + moves), time_left / 2)
+    soft = max(1.0, time_left - reserve + increment * (moves - 1)) / moves
     if moves_to_go is not None and moves_to_go > 0:
         # Never more than a third of the clock at once, half of it on the move before the control.
         hard = min(time_left / 3 if moves > 1 else time_left / 2, soft * 3)

@@ -20,7 +20,7 @@ from typing import TextIO
 import chess
 
 from . import __version__
-from .player import CLASS_SCORE, Decision, Player
+from .player import Decision, Player, class_score
 from .position import PositionError, parse_position
 from .search import MAX_PLY, Info, Limits, Score
 from .tablebase import Prober, resolve_path, scan
@@ -125,6 +125,7 @@ class UciEngine:
         self._pondering = False
         self._ponder_budget: tuple[int, int] | None = None
         self._release = threading.Event()  # set on stop / ponderhit: a finished search may answer
+        self._finished = threading.Event()  # set by the worker just before its bestmove
         self._pending_options: list[tuple[str, str | None]] = []
         self.debug = False
 
@@ -157,6 +158,7 @@ class UciEngine:
         tokens = line.split()
         if not tokens:
             return True
+        self._apply_pending()
         command, args = tokens[0], tokens[1:]
         handler: Callable[[list[str]], None] | None = {
             "uci": self._uci, "isready": self._isready, "setoption": self._setoption,
@@ -201,6 +203,13 @@ class UciEngine:
             self.info_string(f"option {name} will be set when the search ends")
             return
         self._apply_option(name, value)
+
+    def _apply_pending(self) -> None:
+        """Set the options that arrived during a search, once it is over (on this, the reading thread)."""
+        if self._pending_options and not self.searching():
+            pending, self._pending_options = self._pending_options, []
+            for name, value in pending:
+                self._apply_option(name, value)
 
     def _apply_option(self, name: str, value: str | None) -> None:
         option = self.options.get(name.lower())
@@ -283,13 +292,14 @@ class UciEngine:
             now = time.monotonic()
             soft, hard = self._ponder_budget
             limits.soft_deadline, limits.deadline = now + soft / 1000, now + hard / 1000
-            limits.infinite = False
+        limits.infinite = False  # from now on the search's own limits (clock, depth, ...) apply
         self._release.set()
 
     # -- go ----------------------------------------------------------------------------
 
     def searching(self) -> bool:
-        return self._thread is not None and self._thread.is_alive()
+        """A search is under way (its bestmove not yet sent)."""
+        return self._thread is not None and self._thread.is_alive() and not self._finished.is_set()
 
     def _stop_search(self) -> None:
         if self._thread is not None:
@@ -299,11 +309,13 @@ class UciEngine:
 
     def _go(self, args: list[str]) -> None:
         self._stop_search()
+        self._apply_pending()
         limits, budget_ms, ponder = self._parse_go(args)
         self._limits = limits
         self._pondering = ponder
         self._ponder_budget = budget_ms if ponder else None
         self._release = threading.Event()
+        self._finished = threading.Event()
         if not (limits.infinite or ponder):
             self._release.set()
         board = self.board.copy()
@@ -360,7 +372,11 @@ class UciEngine:
             limits.mate = max(1, numbers["mate"])
         if "movetime" in numbers:
             limits.movetime = max(1, numbers["movetime"] - overhead)
-        clock = numbers.get("wtime" if self.board.turn == chess.WHITE else "btime")
+        ours, theirs = ("wtime", "btime") if self.board.turn == chess.WHITE else ("btime", "wtime")
+        clock = numbers.get(ours)
+        if clock is None and theirs in numbers:
+            self.info_string(f"go: {ours} missing for the side to move; moving at once")
+            clock = 0
         budget_ms = None
         if clock is not None and not infinite:
             inc = numbers.get("winc" if self.board.turn == chess.WHITE else "binc", 0)
@@ -393,15 +409,13 @@ class UciEngine:
         if move is None:
             legal = list(board.legal_moves)
             move = legal[0] if legal else None
+        self._limits = None
+        self._finished.set()
         if move is None:
             self.send("bestmove 0000")
         else:
             ponder = decision.ponder if decision is not None and decision.move == move else None
             self.send(f"bestmove {move.uci()}" + (f" ponder {ponder.uci()}" if ponder else ""))
-        self._limits = None
-        pending, self._pending_options = self._pending_options, []
-        for name, value in pending:
-            self._apply_option(name, value)
 
     def _on_info(self, info: Info) -> None:
         parts = [f"info depth {info.depth} seldepth {max(info.seldepth, info.depth)}"]
@@ -422,8 +436,7 @@ class UciEngine:
         """MultiPV at a tablebase root: the chooser's ranking, one line per move."""
         assert decision.choice is not None
         for rank, entry in enumerate(decision.choice.moves[: self.player.options.multipv], 1):
-            score = Score(mate=1) if entry.checkmate else Score(cp=CLASS_SCORE[entry.cls])
-            self._on_info(Info(1, 1, score, decision.nodes, 0, decision.tbhits, 0, decision.time_ms,
+            self._on_info(Info(1, 1, class_score(entry), decision.nodes, 0, decision.tbhits, 0, decision.time_ms,
                                [entry.move], rank))
 
 
