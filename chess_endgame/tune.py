@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import math
 import random
+import shutil
 from collections.abc import Callable
 from dataclasses import dataclass
 
@@ -20,7 +21,7 @@ import chess
 import chess.pgn
 import numpy as np
 
-from .evaluation import FEATURES, feature_matrix
+from .evaluation import FEATURES, WEIGHTS_FILE, feature_matrix, load_weights
 from .sampling import random_position
 from .tablebase import NotCoveredError, Prober
 
@@ -234,6 +235,29 @@ class Report:
     @property
     def better(self) -> bool:
         return self.tuned_holdout < self.hand_holdout
+
+
+#: The self-play match a tuned weight set must not lose before it is installed.
+MIN_MATCH_GAMES = 100
+
+
+def reasons_not_to_install(report: Report, match_score: float | None, match_games: int) -> list[str]:
+    """Why tuned weights must not replace the shipped ones (empty: they may)."""
+    reasons = []
+    if not report.better:
+        reasons.append("held-out log-loss is not better")
+    if match_score is None or match_games < MIN_MATCH_GAMES:
+        reasons.append(f"no self-play match of {MIN_MATCH_GAMES} games or more")
+    elif match_score < 0.5:
+        reasons.append(f"the tuned weights lost the match ({match_score:.3f})")
+    return reasons
+
+
+def install(path: str) -> str:
+    """Make the weight file at ``path`` the shipped one; returns where it went."""
+    load_weights(path)  # refuse a file the evaluation could not load
+    shutil.copyfile(path, WEIGHTS_FILE)
+    return WEIGHTS_FILE
 
 
 def evaluate_fit(train: Dataset, holdout: Dataset, hand: np.ndarray, tuned: np.ndarray, k: float) -> Report:

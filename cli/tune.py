@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import shutil
 import sys
 
 import click
@@ -10,7 +9,7 @@ import numpy as np
 from tqdm import tqdm
 
 from chess_endgame import tune as tuning
-from chess_endgame.evaluation import WEIGHTS_FILE, Weights, WeightsError, load_weights, save_weights
+from chess_endgame.evaluation import Weights, WeightsError, load_weights, save_weights
 from chess_endgame.match import play_match
 
 from .common import fail, load_prober, syzygy_path_option, user_errors
@@ -47,8 +46,9 @@ def tune(per_material: int, seed: int, pgn_path: str | None, pgn_per_game: int, 
          holdout: float, start_path: str | None, output: str, match_games: int, match_nodes: int, install: bool,
          syzygy_path: str | None) -> None:
     """Learn the linear evaluation's weights from tablebase WDL labels (logistic model, numpy)."""
-    if install and match_games < 100:
-        fail("--install needs --match-games 100 or more: the tuned weights must not lose a real match")
+    if install and match_games < tuning.MIN_MATCH_GAMES:
+        fail(f"--install needs --match-games {tuning.MIN_MATCH_GAMES} or more: the tuned weights must not lose "
+             "a real match")
     try:
         start = load_weights(start_path) if start_path else load_weights()
     except WeightsError as exc:
@@ -99,13 +99,8 @@ def tune(per_material: int, seed: int, pgn_path: str | None, pgn_per_game: int, 
         click.echo(f"match, tuned against start weights, {match_nodes} nodes a move: +{result.wins} ={result.draws} "
                    f"-{result.losses} of {result.games}, score {score:.3f}")
     if install:
-        reasons = []
-        if not report.better:
-            reasons.append("held-out log-loss is not better")
-        if score is None or score < 0.5:
-            reasons.append("the tuned weights lost the match")
+        reasons = tuning.reasons_not_to_install(report, score, match_games)
         if reasons:
             click.echo(f"shipped weights kept: {'; '.join(reasons)}")
         else:
-            shutil.copyfile(output, WEIGHTS_FILE)
-            click.echo(f"installed as the shipped weights ({WEIGHTS_FILE})")
+            click.echo(f"installed as the shipped weights ({tuning.install(output)})")

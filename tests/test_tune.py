@@ -78,5 +78,11 @@ def test_match_plays_both_colours(prober: Prober) -> None:
     starts = starting_positions(3, seed=4)
     assert all(6 <= chess.popcount(b.occupied) <= 10 and b.is_valid() for b in starts)
     hand = load_weights()
-    result = play_match(hand, hand, games=2, nodes=300, seed=4, prober=prober, max_plies=20)
-    assert result.games == 2 and 0.0 <= result.score <= 1.0
+    result = play_match(hand, hand, games=4, nodes=300, seed=4, prober=prober, max_plies=20)
+    assert result.games == 4 and result.wins + result.draws + result.losses == 4
+    # Every start is played twice, the first weight set taking White once and Black once.
+    by_start: dict[str, list[bool]] = {}
+    for fen, first_white, _ in result.record:
+        by_start.setdefault(fen, []).append(first_white)
+    assert list(by_start.values()) == [[True, False], [True, False]]
+    assert [fen for fen in by_start] == [b.fen() for b in starting_positions(2, seed=4)]
