@@ -37,6 +37,11 @@ class Pipe:
         for line in self.proc.stdout:
             self.lines.put((time.monotonic(), line.rstrip("\n")))
 
+    def handshake(self) -> Pipe:
+        self.send("uci")
+        self.expect("uciok")
+        return self
+
     def send(self, line: str) -> None:
         assert self.proc.stdin is not None
         self.proc.stdin.write(line + "\n")
@@ -148,10 +153,8 @@ def test_searchmoves_and_multipv_at_a_tablebase_root(engine: chess.engine.Simple
 
 
 def test_clock_edge_cases(syzygy_path: str) -> None:
-    pipe = Pipe()
+    pipe = Pipe().handshake()
     try:
-        pipe.send("uci")
-        pipe.expect("uciok")
         # Only the opponent's clock: say so, and move at once rather than think forever.
         pipe.send("position fen 8/5pk1/6p1/8/3R4/6P1/5PK1/4r3 b - - 0 1")
         sent = time.monotonic()
@@ -179,10 +182,8 @@ def test_clock_edge_cases(syzygy_path: str) -> None:
 
 
 def test_bad_input_keeps_the_engine_alive(syzygy_path: str) -> None:
-    pipe = Pipe()
+    pipe = Pipe().handshake()
     try:
-        pipe.send("uci")
-        pipe.expect("uciok")
         for line in ["garbage", "", "   ", "position fen not/a/fen w - - 0 1", "position startpos moves e2e5",
                      "position", "position banana", "setoption name NoSuchOption value 3",
                      "setoption name Hash value lots", "setoption name Hash value 99999999999999999999",
@@ -218,10 +219,8 @@ def test_bad_input_keeps_the_engine_alive(syzygy_path: str) -> None:
 
 
 def test_isready_during_search_and_stop_latency(syzygy_path: str) -> None:
-    pipe = Pipe()
+    pipe = Pipe().handshake()
     try:
-        pipe.send("uci")
-        pipe.expect("uciok")
         pipe.send("position fen 8/5pk1/6p1/8/3R4/6P1/5PK1/4r3 w - - 0 1")
         pipe.send("go infinite")
         time.sleep(0.3)
@@ -250,10 +249,8 @@ def test_isready_during_search_and_stop_latency(syzygy_path: str) -> None:
 
 
 def test_ponder_and_ponderhit(syzygy_path: str) -> None:
-    pipe = Pipe()
+    pipe = Pipe().handshake()
     try:
-        pipe.send("uci")
-        pipe.expect("uciok")
         pipe.send("position fen 8/5pk1/6p1/8/3R4/6P1/5PK1/4r3 w - - 0 1")
         pipe.send("go ponder wtime 2000 btime 2000")
         time.sleep(0.5)
