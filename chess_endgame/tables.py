@@ -68,6 +68,8 @@ class TablesInfo:
     counts: list[PieceCountInfo]
     total_size: int
     summary: str
+    #: Largest n such that every WDL and DTZ table with up to n pieces is present (0: none).
+    complete_pieces: int = 0
 
 
 def info(path: str) -> TablesInfo:
@@ -88,7 +90,7 @@ def info(path: str) -> TablesInfo:
         entry.dtz.sort()
         entry.missing.sort()
     return TablesInfo(found.directories, found.bad_directories, counts,
-                      sum(c.size for c in counts), found.summary())
+                      sum(c.size for c in counts), found.summary(), found.complete_pieces)
 
 
 # -- checksums ------------------------------------------------------------------

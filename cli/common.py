@@ -42,6 +42,8 @@ def user_errors(func: F) -> F:
     def wrapper(*args: Any, **kwargs: Any) -> Any:
         try:
             return func(*args, **kwargs)
+        except BrokenPipeError:
+            raise  # the reader went away (e.g. `| head`): not the user's error
         except (PositionError, ValueError, OSError) as exc:
             fail(str(exc))
 

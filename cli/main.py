@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import os
+import sys
+
 import click
 
 from chess_endgame import __version__
@@ -35,4 +38,9 @@ cli.add_command(tune)
 
 def main() -> None:
     """Console-script entry point."""
-    cli(prog_name="chess-endgame")
+    try:
+        cli(prog_name="chess-endgame")
+    except BrokenPipeError:
+        # The reader of our output went away (`| head`): stop quietly, as Unix tools do.
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        sys.exit(141)

@@ -36,7 +36,7 @@ def info(path: str | None, as_json: bool) -> None:
     if as_json:
         echo_json({
             "path": path, "directories": report.directories, "bad_directories": report.bad_directories,
-            "summary": report.summary, "total_size": report.total_size,
+            "summary": report.summary, "complete_pieces": report.complete_pieces, "total_size": report.total_size,
             "pieces": [{"pieces": c.pieces, "wdl": c.wdl, "dtz": c.dtz, "missing": c.missing,
                         "size": c.size} for c in report.counts],
         })
@@ -45,6 +45,8 @@ def info(path: str | None, as_json: bool) -> None:
         for directory, problem in report.bad_directories.items():
             click.echo(f"  {directory}: {problem}")
         click.echo(report.summary)
+        click.echo(f"complete: every table up to {report.complete_pieces} pieces" if report.complete_pieces
+                   else "complete: not even the 3-piece set")
         click.echo(f"{'pieces':>6}  {'WDL':>4}  {'DTZ':>4}  {'missing':>7}  {'size':>11}")
         for c in report.counts:
             click.echo(f"{c.pieces:>6}  {len(c.wdl):>4}  {len(c.dtz):>4}  {len(c.missing):>7}  {_mib(c.size):>11}")

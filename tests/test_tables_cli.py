@@ -39,7 +39,7 @@ def test_info(syzygy_path: str) -> None:
     assert code == 0
     found = tables.scan(syzygy_path)
     assert f"Found {len(found.wdl)} WDL and {len(found.dtz)} DTZ tablebase files" in out
-    assert "total size:" in out
+    assert "total size:" in out and "complete: every table up to" in out
     code, out, _ = run("tablebases", "info", syzygy_path, "--json")
     import json
     data = json.loads(out)
