@@ -76,7 +76,6 @@ class GameRecord:
     #: checkmate, stalemate, insufficient material, threefold repetition, 50-move rule,
     #: max plies, illegal move
     termination: str = ""
-    final_fen: str = ""
 
     @property
     def plies(self) -> int:
@@ -149,7 +148,6 @@ def play_game(board: chess.Board, white: Agent, black: Agent, *, max_plies: int 
         record.moves.append(played)
         if on_move:
             on_move(board, played)
-    record.final_fen = board.fen()
     return record
 
 

@@ -185,10 +185,6 @@ def _from_tt(score: int, ply: int) -> int:
     return score
 
 
-def _first(item: tuple) -> int:
-    return item[0]
-
-
 class Searcher:
     """Negamax alpha-beta with PVS over a :class:`~.searchboard.SearchBoard`.
 

@@ -64,8 +64,6 @@ class NotCovered:
     #: Table names involved (the missing or corrupt ones), e.g. ``("KQRvKB",)``.
     tables: tuple[str, ...] = ()
 
-    covered = False
-
     def __str__(self) -> str:
         return self.message
 
@@ -78,8 +76,6 @@ class ProbeResult:
     wdl: int
     #: Distance to zeroing in plies (DTZ50'' with rounding), side to move.
     dtz: int
-
-    covered = True
 
     @property
     def category(self) -> str:
@@ -96,10 +92,6 @@ class NotCoveredError(Exception):
     @property
     def reason(self) -> Reason:
         return self.answer.reason
-
-
-class TablebasePathError(ValueError):
-    """A directory given in a Syzygy path does not exist or cannot be read."""
 
 
 class _CorruptTable(Exception):

@@ -313,13 +313,18 @@ def verify_file(path: str, *, checksums: dict[str, str] | None = None,
     return report
 
 
-def verify(path: str, *, checksums: dict[str, str] | None = None, deep: bool = False,
-           samples: int = 32, seed: int = 1,
-           on_file: Callable[[FileReport], None] | None = None) -> list[FileReport]:
-    """Verify every table file in ``path`` (os.pathsep-separated directories)."""
+def table_paths(path: str) -> list[str]:
+    """Every table file in ``path`` (os.pathsep-separated directories), smallest tables first."""
     found = scan(path)
-    files = sorted(list(found.wdl.values()) + list(found.dtz.values()),
-                   key=lambda p: (len(os.path.basename(p)), os.path.basename(p)))
+    return sorted(list(found.wdl.values()) + list(found.dtz.values()),
+                  key=lambda p: (len(os.path.basename(p)), os.path.basename(p)))
+
+
+def verify(path: str, *, checksums: dict[str, str] | None = None, deep: bool = False,
+           samples: int = 32, seed: int = 1, files: list[str] | None = None,
+           on_file: Callable[[FileReport], None] | None = None) -> list[FileReport]:
+    """Verify the table files in ``path`` (os.pathsep-separated directories), or just ``files``."""
+    files = table_paths(path) if files is None else files
     prober = Prober(path, cache_size=0) if deep else None
     reports = []
     try:

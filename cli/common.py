@@ -5,7 +5,6 @@ from __future__ import annotations
 import functools
 import json
 import os
-import sys
 from collections.abc import Callable
 from typing import Any, NoReturn, TypeVar
 
@@ -134,6 +133,3 @@ def make_player(syzygy_path: str | None, *, hash_mb: int = 16, faster_mate: bool
 def echo_json(data: Any) -> None:
     click.echo(json.dumps(data, indent=2))
 
-
-def stdout_is_tty() -> bool:
-    return sys.stdout.isatty()

@@ -79,8 +79,8 @@ def verify(path: str | None, checksum_files: tuple[str, ...], deep: bool, sample
     """
     path = resolve_path(path)
     checksums = tables.read_checksums(checksum_files) if checksum_files else None
-    found = tables.scan(path)
-    total = len(found.wdl) + len(found.dtz)
+    files = tables.table_paths(path)
+    total = len(files)
     if not total:
         fail(f"no Syzygy tables in {path}; {HOW_TO_GET_TABLES}")
     bad: list[tables.FileReport] = []
@@ -97,7 +97,7 @@ def verify(path: str | None, checksum_files: tuple[str, ...], deep: bool, sample
             bar.update(1)
 
         reports = tables.verify(path, checksums=checksums, deep=deep, samples=samples, seed=seed,
-                                on_file=on_file)
+                                files=files, on_file=on_file)
     click.echo(f"{'files':<22}{len(reports)}")
     click.echo(f"{'sound':<22}{len(reports) - len(bad)}")
     click.echo(f"{'bad':<22}{len(bad)}")
