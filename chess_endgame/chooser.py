@@ -236,12 +236,17 @@ def choose(board: chess.Board, prober: Prober, *, rule50: bool = True, full: boo
             moves.append(entry)
             if bounds is not None:
                 pending.append((entry, *bounds))
-        exact = [m for m in moves if m.exact]
-        best_low = max([m.cls for m in exact] + [low for _, low, _ in pending], default=MoveClass.LOSS)
+        lows = [low for _, low, _ in pending]
         complete = True
+        if not full and root_wdl == 2 and not any(m.exact and m.distance == 1 for m in moves):
+            pending, complete = _fastest_win(board, prober, pending, clock, rule50, deadline)
+        exact = [m for m in moves if m.exact]
+        best_low = max([m.cls for m in exact] + lows, default=MoveClass.LOSS)
         if deadline is not None:  # checks first: under a deadline the likeliest best moves get resolved
             pending.sort(key=lambda p: not board.gives_check(p[0].move))
         for entry, _low, min_distance in pending:
+            if not complete:
+                break
             if not full and _cannot_be_best(entry, min_distance, clock, best_low, exact):
                 continue
             if deadline is not None and time.monotonic() >= deadline:
@@ -311,6 +316,82 @@ def _cannot_be_best(entry: RankedMove, min_distance: int, clock: int, best_low: 
     min_s = min_distance + clock
     return any(m.cls > high or (m.cls == high and (m.checkmate or (m.s is not None and m.s < min_s)))
                for m in exact)
+
+
+def _fastest_win(board: chess.Board, prober: Prober, pending: list[tuple[RankedMove, MoveClass, int]], clock: int,
+                 rule50: bool, deadline: float | None) -> tuple[list[tuple[RankedMove, MoveClass, int]], bool]:
+    """Resolve the non-zeroing winning move with the least D (the first in UCI order on a tie),
+    when no move zeroes into a win at once.
+
+    The root's DTZ ``d0`` is the least D a winning move reaches (give or take one ply of DTZ
+    rounding). Candidates are taken in UCI order against a bound that starts at ``d0 + 1`` and
+    shrinks to one less than the best D found: a candidate is refuted by the first reply after
+    which the win takes longer, so only the moves that can be best cost a full DTZ probe. Every
+    refuted or unneeded candidate keeps ``exact=False`` with its class capped by the D it is known
+    to exceed. Returns the pending moves still to consider, and False when ``deadline`` cut the
+    scan short (nothing is lost: the rest stay pending, with their bounds).
+    """
+    wins = sorted((p for p in pending if p[0].wdl == 2), key=lambda p: p[0].uci)
+    if not wins:
+        return pending, True
+    d0 = prober.probe_dtz(board)
+    floor = max(2, d0 - 1)  # no winning move can reach less
+    bound = d0 + 1
+    done: set[int] = set()
+    refutations: list[chess.Move] = []  # replies that outlasted the bound: tried first on the next candidate
+    for i, (entry, _low, _least) in enumerate(wins):
+        if deadline is not None and time.monotonic() >= deadline:
+            return pending, False
+        if bound < floor:
+            for later, _, _ in wins[i:]:  # not better than the move found: only their upper bound is known
+                _cap(later, floor, clock, rule50)
+                done.add(id(later))
+            break
+        if _win_within(board, entry.move, prober, bound, refutations):
+            _resolve(board, entry, prober, clock, rule50)
+            assert entry.distance is not None
+            bound = min(bound, entry.distance - 1)
+        else:
+            _cap(entry, bound + 1, clock, rule50)
+        done.add(id(entry))
+    return [p for p in pending if id(p[0]) not in done], True
+
+
+def _cap(entry: RankedMove, least_distance: int, clock: int, rule50: bool) -> None:
+    """An unresolved winning move known to need at least ``least_distance`` plies: its best class."""
+    entry.cls = min(entry.cls, classify(least_distance, least_distance + clock, rule50=rule50))
+
+
+def _win_within(board: chess.Board, move: chess.Move, prober: Prober, bound: int,
+                refutations: list[chess.Move]) -> bool:
+    """Whether winning ``move`` may reach a zeroing move within ``bound`` plies (D <= bound).
+
+    False as soon as one reply is found after which the win takes longer: D is the largest of
+    2 (a zeroing reply) and DTZ + 2 of the positions after the quiet replies: where the table
+    does not store the child's side, python-chess would probe all of them to answer. Replies in
+    ``refutations`` (which outlasted the bound after an earlier candidate) are tried first.
+    """
+    if bound < 2:
+        return False
+    board.push(move)
+    try:
+        if board.ep_square is not None or prober.dtz_stored(board):  # one read (or en passant rules)
+            return 1 - prober.probe_dtz(board) <= bound
+        replies = [m for m in board.generate_legal_moves() if not board.is_zeroing(m)]
+        first = [m for m in refutations if m in replies]
+        for reply in first + [m for m in replies if m not in first]:
+            board.push(reply)
+            try:
+                longer = prober.probe_dtz(board) + 2 > bound
+            finally:
+                board.pop()
+            if longer:
+                if reply not in first:
+                    refutations.insert(0, reply)
+                return False
+        return True
+    finally:
+        board.pop()
 
 
 def _child_dtz(board: chess.Board, move: chess.Move, prober: Prober) -> int:

@@ -400,6 +400,19 @@ class Prober:
         """
         return self._probe(board, self._dtz_cache, self._tables.probe_dtz, "dtz_probes")
 
+    def dtz_stored(self, board: chess.Board) -> bool:
+        """Whether the DTZ table holds ``board``'s side to move (one table read for :meth:`probe_dtz`).
+
+        Syzygy DTZ tables are one-sided: for the other side python-chess answers
+        :meth:`probe_dtz` with a one-ply search, a DTZ probe per legal move. A caller
+        that only needs to bound the value can do better with those moves' own probes.
+        True when unsure (no table, a bad file): then :meth:`probe_dtz` answers or reports.
+        """
+        try:
+            return self._tables.probe_dtz_table(self._check(board), 2)[1] >= 0
+        except (KeyError, _CorruptTable, NotCoveredError):
+            return True
+
     def _probe(self, board: chess.Board, cache: _LRU, probe: Callable[[chess.Board], int], counter: str) -> int:
         key = board._transposition_key()
         value = cache.get(key)

@@ -176,8 +176,10 @@ def test_property_best_class_and_50_move_safety(prober: Prober) -> None:
         complete = choose(board, prober, full=True)
         assert isinstance(economical, Choice) and isinstance(complete, Choice)
         best = economical.best
-        # The chosen move is of the best class (the complete ranking's first class).
+        # The chosen move is of the best class (the complete ranking's first class); the economical
+        # ranking (root DTZ, candidates refuted by one reply) picks the very move the complete one does.
         assert best.exact and best.cls == complete.moves[0].cls == economical.result, board.fen()
+        assert best.move == complete.best.move, board.fen()
         assert all(best.cls >= m.cls for m in complete.moves)
         # A WIN is never chosen when its 50-move distance exceeds 99, and the safest one is chosen:
         # a mate, else the smallest 50-move distance of all the winning moves.
