@@ -5,7 +5,8 @@ from __future__ import annotations
 import functools
 import json
 import os
-from collections.abc import Callable
+import sys
+from collections.abc import Callable, Sequence
 from typing import Any, NoReturn, TypeVar
 
 import chess
@@ -19,6 +20,24 @@ F = TypeVar("F", bound=Callable[..., Any])
 
 #: Exit code for bad input (like click's usage errors).
 EXIT_USAGE = 2
+#: Exit code after Ctrl-C (128 + SIGINT, as shells report it).
+EXIT_INTERRUPTED = 130
+
+
+def error_line(exc: click.ClickException) -> str:
+    """The one line every error prints: ``chess-endgame: error: <message>``.
+
+    Click's usage errors ("Invalid value for '--depth': ...") get the command's
+    ``--help`` as a hint instead of click's usage block.
+    """
+    message = " ".join(exc.format_message().split())
+    if isinstance(exc, click.UsageError):
+        if len(message) > 1 and message[0].isupper() and message[1].islower():
+            message = message[0].lower() + message[1:]
+        message = message.rstrip(".")
+        if exc.ctx is not None:
+            message += f" (see '{exc.ctx.command_path} --help')"
+    return f"chess-endgame: error: {message}"
 
 
 class UserError(click.ClickException):
@@ -27,11 +46,42 @@ class UserError(click.ClickException):
     exit_code = EXIT_USAGE
 
     def show(self, file: Any = None) -> None:
-        click.echo(f"chess-endgame: error: {self.format_message()}", err=True)
+        click.echo(error_line(self), err=True)
 
 
 def fail(message: str) -> NoReturn:
     raise UserError(message)
+
+
+def interrupted(what: str) -> NoReturn:
+    """After Ctrl-C: say what was kept, in one line on stderr, and exit 130."""
+    click.echo(f"chess-endgame: interrupted; {what}", err=True)
+    sys.exit(EXIT_INTERRUPTED)
+
+
+class CommandGroup(click.Group):
+    """The top-level group: one error format for every command, and exit 130 on Ctrl-C.
+
+    Every click error (a bad option value, a missing argument, an unknown
+    option) and every :class:`UserError` prints one line on stderr and exits
+    with its code (2 for bad usage); Ctrl-C that no command handled exits 130.
+    """
+
+    def main(self, args: Any = None, prog_name: str | None = None, complete_var: str | None = None,
+             standalone_mode: bool = True, **extra: Any) -> Any:
+        if not standalone_mode:
+            return super().main(args, prog_name, complete_var, standalone_mode=False, **extra)
+        try:
+            code = super().main(args, prog_name, complete_var, standalone_mode=False, **extra)
+        except click.exceptions.NoArgsIsHelpError as exc:
+            exc.show()  # no command given: the help text, as click prints it
+            sys.exit(exc.exit_code)
+        except click.ClickException as exc:
+            click.echo(error_line(exc), err=True)
+            sys.exit(exc.exit_code)
+        except (click.Abort, KeyboardInterrupt):
+            interrupted("nothing was kept")
+        sys.exit(code if isinstance(code, int) else 0)
 
 
 def user_errors(func: F) -> F:
@@ -73,42 +123,56 @@ def load_prober(syzygy_path: str | None, *, required: bool = False, **kwargs: in
     return prober
 
 
-def board_from(fen: str, moves: tuple[str, ...]) -> chess.Board:
-    """The position after ``moves`` from ``fen`` (``startpos`` allowed); exit 2 on bad input."""
+def board_from(fen: str, moves: Sequence[str] = ()) -> chess.Board:
+    """The position after ``moves`` (UCI) from ``fen`` (``startpos`` allowed); exit 2 on bad input."""
     if fen.strip() == "startpos":
         fen = chess.STARTING_FEN
     try:
-        return parse_position(fen, _split_moves(moves))
+        return parse_position(fen, moves)
     except PositionError as exc:
         fail(str(exc))
 
 
-def _split_moves(tokens: tuple[str, ...]) -> list[str]:
-    """UCI moves from the tokens after the FEN: ``--moves e2e4 e7e5`` (also ``--moves=a,b``)."""
-    moves: list[str] = []
-    seen_flag = False
-    for token in tokens:
-        if token == "--moves":
-            seen_flag = True
-            continue
-        if token.startswith("--moves="):
-            seen_flag, token = True, token.split("=", 1)[1]
-        elif token.startswith("-"):
-            fail(f"no such option: {token}")
-        if not seen_flag:
-            fail(f"unexpected argument {token!r} after the FEN (quote the FEN; moves go after --moves)")
-        moves.extend(token.replace(",", " ").split())
-    return moves
+def split_position(tokens: Sequence[str], moves_flag: bool) -> tuple[str, list[str]]:
+    """(FEN, UCI moves) from the words of :func:`position_arguments`.
+
+    Without ``--moves`` the only word is the FEN. With it, the word that holds a
+    ``/`` (or is ``startpos``) is the FEN, before or after the moves; every other
+    word is a move (``e2e4``, also ``e2e4,e7e5``), in the order given.
+    """
+    if not tokens:
+        fail("no FEN given")
+    if not moves_flag:
+        if len(tokens) > 1:
+            fail(f"unexpected argument {tokens[1]!r} after the FEN (quote the FEN; moves go after --moves)")
+        return tokens[0], []
+    fens = [i for i, token in enumerate(tokens) if "/" in token or token.strip() == "startpos"]
+    if len(fens) != 1:
+        fail("no FEN among the arguments (a FEN has 8 ranks separated by '/'; or startpos)" if not fens
+             else f"two FENs given: {tokens[fens[0]]!r} and {tokens[fens[1]]!r}")
+    after = tokens[fens[0] + 1] if fens[0] + 1 < len(tokens) else ""
+    if after in ("w", "b"):
+        fail(f"unexpected argument {after!r} after the FEN (quote the FEN: it is one argument)")
+    moves = [m for i, token in enumerate(tokens) if i != fens[0] for m in token.replace(",", " ").split()]
+    return tokens[fens[0]], moves
 
 
 def position_arguments(func: F) -> F:
-    """``FEN [--moves M1 M2 ...]``: the FEN, then the game's moves in UCI."""
-    func = click.argument("moves", nargs=-1, metavar="[--moves M1 M2 ...]")(func)
-    return click.argument("fen")(func)
+    """``FEN [--moves M1 M2 ...]``: the FEN and the game's moves from it in UCI, in either order.
+
+    The command gets ``position`` (the words) and ``moves`` (the flag); pass them
+    to :func:`position_from`.
+    """
+    func = click.option("--moves", "moves", is_flag=True,
+                        help="The game so far, from FEN: UCI moves (e2e4 e7e5 e1g1 e7e8q) as the words after "
+                             "--moves; FEN may come before or after them. Repetitions and the halfmove clock "
+                             "count them.")(func)
+    return click.argument("position", nargs=-1, required=True, metavar="FEN [--moves M1 M2 ...]")(func)
 
 
-#: Commands taking ``--moves M1 M2 ...`` must let unknown tokens reach the moves argument.
-POSITION_CONTEXT = {"ignore_unknown_options": True}
+def position_from(position: Sequence[str], moves: bool) -> chess.Board:
+    """The board of :func:`position_arguments`' words; exit 2 on bad input."""
+    return board_from(*split_position(position, moves))
 
 
 def limit_options(func: F) -> F:

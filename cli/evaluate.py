@@ -6,17 +6,17 @@ import click
 
 from chess_endgame.evaluation import Evaluator, WeightsError, load_weights
 
-from .common import POSITION_CONTEXT, board_from, echo_json, fail, position_arguments
+from .common import echo_json, fail, position_arguments, position_from
 
 
-@click.command("eval", context_settings=POSITION_CONTEXT)
+@click.command("eval")
 @position_arguments
 @click.option("--weights", "weights_path", type=click.Path(dir_okay=False), default=None,
               help="A weight file (default: the package's data/weights.json).")
 @click.option("--json", "as_json", is_flag=True)
-def evaluate(fen: str, moves: tuple[str, ...], weights_path: str | None, as_json: bool) -> None:
+def evaluate(position: tuple[str, ...], moves: bool, weights_path: str | None, as_json: bool) -> None:
     """Every feature of FEN (from the side to move), its weight and contribution, and the total."""
-    board = board_from(fen, moves)
+    board = position_from(position, moves)
     try:
         evaluator = Evaluator(load_weights(weights_path) if weights_path else None)
     except WeightsError as exc:

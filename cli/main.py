@@ -10,6 +10,7 @@ import click
 from chess_endgame import __version__
 
 from .bench import bench
+from .common import CommandGroup
 from .evaluate import evaluate
 from .play import best, play
 from .probe import probe
@@ -19,7 +20,7 @@ from .tune import tune
 from .uci import uci
 
 
-@click.group(context_settings={"help_option_names": ["-h", "--help"]})
+@click.group(cls=CommandGroup, context_settings={"help_option_names": ["-h", "--help"]})
 @click.version_option(__version__, prog_name="chess-endgame")
 def cli() -> None:
     """Chess endgame player: Syzygy tablebases where they reach, alpha-beta search beyond."""

@@ -13,13 +13,13 @@ from chess_endgame.search import Limits
 from chess_endgame.tablebase import category
 
 from .common import (
-    POSITION_CONTEXT,
     board_from,
     echo_json,
     fail,
     limit_options,
     make_player,
     position_arguments,
+    position_from,
     search_limits,
     syzygy_path_option,
 )
@@ -29,20 +29,20 @@ def _score_json(score) -> dict:
     return {"mate": score.mate} if score.mate is not None else {"cp": score.cp}
 
 
-@click.command(context_settings=POSITION_CONTEXT)
+@click.command()
 @position_arguments
 @click.option("--json", "as_json", is_flag=True, help="Print {fen, move, san, source, class, dtz, wdl, score}.")
 @click.option("--no-faster-mate", is_flag=True, help="Pure DTZ choice at tablebase roots (no mate search).")
 @limit_options
 @syzygy_path_option
-def best(fen: str, moves: tuple[str, ...], as_json: bool, no_faster_mate: bool, movetime: int | None,
+def best(position: tuple[str, ...], moves: bool, as_json: bool, no_faster_mate: bool, movetime: int | None,
          depth: int | None, nodes: int | None, syzygy_path: str | None) -> None:
     """The move to play in FEN: from the tablebases when they cover it, else from the search.
 
     The halfmove clock comes from the FEN; --moves gives the game so far, so
     repetitions count.
     """
-    board = board_from(fen, moves)
+    board = position_from(position, moves)
     if not any(board.legal_moves):
         fail(f"no legal move in {board.fen()}: " + ("checkmate" if board.is_check() else "stalemate"))
     player = make_player(syzygy_path, faster_mate=not no_faster_mate)

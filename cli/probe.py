@@ -9,12 +9,11 @@ from chess_endgame.chooser import Choice, RankedMove, choose
 from chess_endgame.tablebase import NotCovered, category
 
 from .common import (
-    POSITION_CONTEXT,
-    board_from,
     echo_json,
     fail,
     load_prober,
     position_arguments,
+    position_from,
     syzygy_path_option,
 )
 
@@ -74,20 +73,21 @@ def not_covered_message(answer: NotCovered) -> str:
     return f"the tables cannot answer this position: {answer.message}"
 
 
-@click.command(context_settings=POSITION_CONTEXT)
+@click.command()
 @position_arguments
 @click.option("--json", "as_json", is_flag=True, help="Print JSON (stable keys) instead of a table.")
 @click.option("--no-50-move-rule", "no_rule50", is_flag=True,
               help="Count cursed wins as wins and blessed losses as losses (Syzygy50MoveRule false).")
 @syzygy_path_option
-def probe(fen: str, moves: tuple[str, ...], as_json: bool, no_rule50: bool, syzygy_path: str | None) -> None:
+def probe(position: tuple[str, ...], moves: bool, as_json: bool, no_rule50: bool,
+          syzygy_path: str | None) -> None:
     """Probe FEN: WDL, DTZ and category from the side to move, then every legal move, best first.
 
     Values after a move are from the mover's view. The halfmove clock of the FEN
     and the game moves (--moves) decide each move's class (WIN, MAYBE_WIN,
     CURSED_WIN, DRAW, BLESSED_LOSS, MAYBE_LOSS, LOSS).
     """
-    board = board_from(fen, moves)
+    board = position_from(position, moves)
     with load_prober(syzygy_path) as prober:
         choice = choose(board, prober, rule50=not no_rule50, full=True)
     if isinstance(choice, NotCovered):

@@ -111,3 +111,27 @@ def test_console_script_and_module(syzygy_path: str) -> None:
         assert json.loads(proc.stdout)["moves"][0]["san"] == "Qf8#"
         proc = subprocess.run(command + ["probe", "garbage"], capture_output=True, text=True, timeout=60)
         assert proc.returncode == 2 and proc.stderr.startswith("chess-endgame: error: invalid FEN")
+
+
+def test_moves_before_or_after_the_fen(syzygy_path: str) -> None:
+    start = "8/8/8/4k3/8/8/4K3/4R3 w - - 0 1"
+    after = run("probe", start, "--moves", "e2d2", "e5d5", "--json")
+    before = run("probe", "--moves", "e2d2", "e5d5", start, "--json")
+    assert after[0] == before[0] == 0, before[2]
+    assert json.loads(after[1]) == json.loads(before[1])
+    assert json.loads(before[1])["fen"].startswith("8/8/8/3k4/8/8/3K4/4R3 w - - 2 2")
+    for extra in (["best", "--depth", "1"], ["eval"]):
+        code, out, err = run(*extra, "--moves", "e2d2", "e5d5", start, "--json")
+        assert code == 0 and json.loads(out)["fen"].startswith("8/8/8/3k4/8/8/3K4/4R3"), err
+    code, _, err = run("probe", "--moves", "e2d2")
+    assert code == 2 and "no FEN" in err
+    code, _, err = run("probe", *start.split(), "--moves", "e2d2")
+    assert code == 2 and "quote the FEN" in err
+
+
+def test_moves_help_says_uci() -> None:
+    for command in ("probe", "best", "eval"):
+        code, out, _ = run(command, "--help")
+        assert code == 0
+        moves_help = " ".join(out.split("\n  --moves ", 1)[1].split("\n  --", 1)[0].split())
+        assert "UCI moves" in moves_help and "before or after" in moves_help, moves_help
