@@ -7,6 +7,8 @@ runner and the benchmarks drive them alike.
 
 from __future__ import annotations
 
+import asyncio
+import logging
 import shlex
 import time
 from dataclasses import dataclass, field
@@ -18,9 +20,25 @@ from .game import AgentMove
 from .player import DEFAULT_MOVETIME_MS, Decision, Player
 from .search import Limits
 
+#: Seconds a UCI engine has to answer ``uci`` with ``uciok``. A program that exits fails at once;
+#: one that keeps running without answering (``/bin/cat`` echoes ``uci`` back) fails after this.
+HANDSHAKE_TIMEOUT = 5.0
+#: Seconds an engine has, beyond a move's time limit, to answer any later command.
+COMMAND_TIMEOUT = 30.0
+
 
 class EngineError(Exception):
     """The engine cannot be started or configured, or it died; the message says which."""
+
+
+class _ClosedLoopNotice(logging.Filter):
+    """Drop asyncio's notice that the loop of a killed engine process is closed (no news to the user)."""
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        return "that handles pid" not in str(record.msg)
+
+
+_CLOSED_LOOP_NOTICE = _ClosedLoopNotice()
 
 
 @dataclass
@@ -84,11 +102,7 @@ class ExternalEngine:
     """Any UCI engine through python-chess; ``options`` are set once (unknown ones are an error)."""
 
     def __init__(self, command: str, options: dict[str, str], limits: SearchLimits) -> None:
-        try:
-            self.engine = chess.engine.SimpleEngine.popen_uci(shlex.split(command), timeout=30)
-        except (OSError, ValueError, chess.engine.EngineError, chess.engine.EngineTerminatedError,
-                TimeoutError) as exc:
-            raise EngineError(f"cannot start the UCI engine {command!r}: {exc}") from None
+        self.engine = start_uci(command)
         self.command = command
         try:
             unknown = [name for name in options if name not in self.engine.options]
@@ -143,7 +157,43 @@ class ExternalEngine:
         return AgentMove(chess.Move.from_uci(answer.move) if answer.move else None, answer.score or "")
 
     def close(self) -> None:
+        """Quit the engine; one that does not quit within a few seconds is killed."""
+        self.engine.timeout = HANDSHAKE_TIMEOUT
         try:
             self.engine.quit()
-        except (chess.engine.EngineError, chess.engine.EngineTerminatedError, OSError, TimeoutError):
+        except (chess.engine.EngineError, chess.engine.EngineTerminatedError, OSError, TimeoutError,
+                asyncio.TimeoutError):
             pass
+        finally:
+            self.engine.close()
+
+
+def start_uci(command: str) -> chess.engine.SimpleEngine:
+    """Start ``command`` (a shell-style command line) as a UCI engine, in its own process group.
+
+    Its own process group keeps a Ctrl-C of the terminal away from it: the
+    caller ends the game, reports, then quits the engine.
+
+    :raises EngineError: in one line when the command is empty, cannot be run,
+        exits before ``uciok`` or does not send ``uciok`` within
+        :data:`HANDSHAKE_TIMEOUT` seconds.
+    """
+    try:
+        argv = shlex.split(command)
+    except ValueError as exc:
+        raise EngineError(f"cannot parse the engine command {command!r}: {exc}") from None
+    if not argv:
+        raise EngineError("the UCI engine command is empty")
+    logging.getLogger("asyncio").addFilter(_CLOSED_LOOP_NOTICE)
+    try:
+        engine = chess.engine.SimpleEngine.popen_uci(argv, timeout=HANDSHAKE_TIMEOUT, setpgrp=True)
+    except (TimeoutError, asyncio.TimeoutError):
+        raise EngineError(f"{command} is not a UCI engine (no uciok within {HANDSHAKE_TIMEOUT:g} s)") from None
+    except chess.engine.EngineTerminatedError:
+        raise EngineError(f"{command} is not a UCI engine (it exited without sending uciok)") from None
+    except OSError as exc:
+        raise EngineError(f"cannot start the UCI engine {command!r}: {exc.strerror or exc}") from None
+    except chess.engine.EngineError as exc:
+        raise EngineError(f"cannot start the UCI engine {command!r}: {exc}") from None
+    engine.timeout = COMMAND_TIMEOUT
+    return engine

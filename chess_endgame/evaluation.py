@@ -130,8 +130,8 @@ def load_weights(path: str = WEIGHTS_FILE) -> Weights:
     try:
         with open(path, encoding="utf-8") as f:
             data = json.load(f)
-    except (OSError, json.JSONDecodeError) as exc:
-        raise WeightsError(f"cannot read weight file {path}: {exc}") from None
+    except (OSError, ValueError) as exc:  # ValueError: not UTF-8 (UnicodeDecodeError), not JSON
+        raise WeightsError(f"cannot read weight file {path}: {getattr(exc, 'strerror', None) or exc}") from None
     weights = data.get("weights") if isinstance(data, dict) else None
     if not isinstance(weights, dict):
         raise WeightsError(f"{path}: expected an object with a 'weights' mapping")

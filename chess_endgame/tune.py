@@ -101,13 +101,36 @@ def tablebase_positions(prober: Prober, per_material: int, seed: int, *, cursed_
     return boards, labels, sources
 
 
+class PgnError(ValueError):
+    """A PGN file that cannot be read, or that gives no labelled position."""
+
+
+class _GameBuilder(chess.pgn.GameBuilder):
+    """python-chess's game builder without logging: a game's errors stay in ``game.errors``."""
+
+    def handle_error(self, error: Exception) -> None:
+        self.game.errors.append(error)
+
+
 def pgn_positions(path: str, per_game: int, seed: int, *, skip_plies: int = 16
                   ) -> tuple[list[chess.Board], list[float], list[str]]:
-    """Quiet positions from the games of a PGN file, labelled by the game's result (side to move)."""
+    """Quiet positions from the games of a PGN file, labelled by the game's result (side to move).
+
+    :raises PgnError: when the file is not PGN or none of its finished games gives a position.
+    """
     rng = random.Random(seed)
     boards, labels = [], []
+    games = 0
     with open(path, encoding="utf-8", errors="replace") as f:
-        while (game := chess.pgn.read_game(f)) is not None:
+        while True:
+            try:
+                game = chess.pgn.read_game(f, Visitor=_GameBuilder)
+            except Exception as exc:  # noqa: BLE001 - python-chess's parser fails in many ways on non-PGN text
+                raise PgnError(f"{path} is not a readable PGN file (game {games + 1}: "
+                               f"{type(exc).__name__}: {exc})") from None
+            if game is None:
+                break
+            games += 1
             result = game.headers.get("Result", "*")
             if result not in ("1-0", "0-1", "1/2-1/2"):
                 continue
@@ -121,6 +144,9 @@ def pgn_positions(path: str, per_game: int, seed: int, *, skip_plies: int = 16
             for board in rng.sample(candidates, min(per_game, len(candidates))):
                 boards.append(board)
                 labels.append(white_score if board.turn == chess.WHITE else 1.0 - white_score)
+    if not boards:
+        raise PgnError(f"{path}: no quiet position after ply {skip_plies} in a finished game "
+                       f"(1-0, 0-1, 1/2-1/2) among its {games} games")
     return boards, labels, ["pgn"] * len(boards)
 
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 import functools
 import json
 import os
+import shlex
 import sys
 from collections.abc import Callable, Sequence
 from typing import Any, NoReturn, TypeVar
@@ -97,6 +98,25 @@ def user_errors(func: F) -> F:
             fail(str(exc))
 
     return wrapper  # type: ignore[return-value]
+
+
+class EngineCommand(click.ParamType):
+    """A UCI engine's command line (shell words, e.g. ``/usr/games/stockfish``); refused when empty.
+
+    Whether the program is a UCI engine shows only when it starts:
+    :func:`chess_endgame.engines.start_uci` says so in one line within seconds.
+    """
+
+    name = "UCI command"
+
+    def convert(self, value: Any, param: click.Parameter | None, ctx: click.Context | None) -> str:
+        try:
+            words = shlex.split(str(value))
+        except ValueError as exc:
+            self.fail(f"cannot parse the engine command {value!r}: {exc}", param, ctx)
+        if not words:
+            self.fail("the UCI engine command is empty", param, ctx)
+        return str(value)
 
 
 def syzygy_path_option(func: F) -> F:

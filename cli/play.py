@@ -13,6 +13,7 @@ from chess_endgame.search import Limits
 from chess_endgame.tablebase import category
 
 from .common import (
+    EngineCommand,
     board_from,
     echo_json,
     fail,
@@ -83,7 +84,8 @@ def _san_line(board: chess.Board, moves: list[chess.Move]) -> str:
 
 @click.command()
 @click.argument("fen")
-@click.option("--opponent", default="tablebase", show_default=True, metavar="tablebase|self|'UCI COMMAND'",
+@click.option("--opponent", default="tablebase", show_default=True, type=EngineCommand(),
+              metavar="tablebase|self|'UCI COMMAND'",
               help="Who plays the other side: the tablebase defender (longest resistance), this engine, "
                    "or any UCI engine command line (e.g. /usr/games/stockfish).")
 @click.option("--max-plies", default=300, show_default=True, type=click.IntRange(1, 5000))

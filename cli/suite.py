@@ -21,7 +21,7 @@ from chess_endgame.suite import (
 from chess_endgame.suite.items import Item
 from chess_endgame.tablebase import resolve_path
 
-from .common import fail, syzygy_path_option
+from .common import EngineCommand, fail, syzygy_path_option
 
 
 def _options(pairs: tuple[str, ...]) -> tuple[tuple[str, str], ...]:
@@ -65,7 +65,7 @@ def _print_summary(summary: Summary, items: int) -> None:
               help=f"Think MS milliseconds per move (default {DEFAULT_MOVETIME_MS}).")
 @click.option("--depth", type=click.IntRange(1, 128), default=None)
 @click.option("--nodes", type=click.IntRange(1, None), default=None)
-@click.option("--engine", "engine_command", default=None, metavar="'UCI COMMAND'",
+@click.option("--engine", "engine_command", default=None, type=EngineCommand(), metavar="'UCI COMMAND'",
               help="Run any UCI engine (e.g. /usr/games/stockfish) instead of this project's player.")
 @click.option("--option", "engine_options", multiple=True, metavar="NAME=VALUE",
               help="A UCI option for --engine (repeatable).")

@@ -54,13 +54,12 @@ def tune(per_material: int, seed: int, pgn_path: str | None, pgn_per_game: int, 
     except WeightsError as exc:
         fail(str(exc))
     prober = load_prober(syzygy_path, required=True)
+    extra = tuning.pgn_positions(pgn_path, pgn_per_game, seed) if pgn_path else ([], [], [])
     materials = tuning.covered_materials(prober)
     with _bar(len(materials), "sampling", "material") as bar:
         boards, labels, sources = tuning.tablebase_positions(
             prober, per_material, seed, cursed_as_draws=not cursed_as_wins, progress=bar.update)
-    if pgn_path:
-        extra = tuning.pgn_positions(pgn_path, pgn_per_game, seed)
-        boards, labels, sources = boards + extra[0], labels + extra[1], sources + extra[2]
+    boards, labels, sources = boards + extra[0], labels + extra[1], sources + extra[2]
     if len(boards) < 100:
         fail(f"only {len(boards)} quiet positions could be labelled; more tables are needed")
     data = tuning.dataset(boards, labels, sources)

@@ -7,11 +7,34 @@ without help, tracebacks on bad files or engines.
 
 from __future__ import annotations
 
+import subprocess
+import sys
+import time
+from pathlib import Path
+
 import click
 import pytest
 from click.testing import CliRunner
 
+from chess_endgame.engines import HANDSHAKE_TIMEOUT
+from chess_endgame_cli.common import EngineCommand
 from chess_endgame_cli.main import cli
+
+DATA = Path(__file__).parent / "data"
+EXECUTABLE = str(Path(sys.executable).parent / "chess-endgame")
+FEN = "8/2k5/8/8/3K4/8/3R4/8 w - - 0 1"
+#: Arguments that get each command past its own checks quickly; a sweep adds the option under test.
+#: A sweep fails when a command it needs is missing here.
+MINIMAL_ARGS: dict[str, list[str]] = {
+    "best": [FEN, "--depth", "1"],
+    "eval": [FEN],
+    "play": [FEN, "--max-plies", "2", "--depth", "1"],
+    "probe": [FEN],
+    "suite": [str(DATA / "mates.epd"), "--limit", "1", "--depth", "1"],
+    "tune": ["--per-material", "10"],
+    "tablebases verify": [],
+    "tablebases download": ["--pieces", "3", "--mirror", "http://127.0.0.1:9/", "--timeout", "1"],
+}
 
 
 def leaf_commands(group: click.Group = cli, path: tuple[str, ...] = ()) -> list[tuple[tuple[str, ...], click.Command]]:
@@ -96,3 +119,63 @@ def test_missing_arguments_give_one_line(path: tuple[str, ...]) -> None:
 def test_unknown_command_gives_one_line() -> None:
     assert_one_line_error(*run("no-such-command"), "no-such-command")
     assert_one_line_error(*run("bench", "no-such-benchmark"), "no-such-benchmark")
+
+
+def minimal_args(path: tuple[str, ...]) -> list[str]:
+    name = " ".join(path)
+    assert name in MINIMAL_ARGS, f"add the command {name!r} to MINIMAL_ARGS"
+    return MINIMAL_ARGS[name]
+
+
+ENGINE_OPTIONS = [(path, option.opts[0]) for path, command in COMMANDS for option in options(command)
+                  if isinstance(option.type, EngineCommand)]
+
+
+def test_engine_options_are_found() -> None:
+    assert {(" ".join(p), n) for p, n in ENGINE_OPTIONS} == {("play", "--opponent"), ("suite", "--engine")}
+
+
+@pytest.mark.parametrize(("engine", "words"), [
+    ("", "the UCI engine command is empty"),
+    ("'unbalanced", "cannot parse the engine command"),
+    ("/nonexistent/engine", "cannot start the UCI engine '/nonexistent/engine': No such file or directory"),
+    ("/bin/true", "/bin/true is not a UCI engine (it exited without sending uciok)"),
+    ("/bin/cat", f"/bin/cat is not a UCI engine (no uciok within {HANDSHAKE_TIMEOUT:g} s)"),
+])
+@pytest.mark.parametrize(("path", "name"), ENGINE_OPTIONS, ids=[f"{' '.join(p)} {n}" for p, n in ENGINE_OPTIONS])
+def test_programs_that_are_not_uci_engines_fail_fast(syzygy_path: str, path: tuple[str, ...], name: str,
+                                                     engine: str, words: str) -> None:
+    start = time.monotonic()
+    proc = subprocess.run([EXECUTABLE, *path, *minimal_args(path), name, engine], capture_output=True, text=True,
+                          timeout=60)
+    assert time.monotonic() - start < HANDSHAKE_TIMEOUT + 5
+    assert_one_line_error(proc.returncode, proc.stdout, proc.stderr, words)
+
+
+def input_file_options() -> list[tuple[tuple[str, ...], str]]:
+    """Every option that reads a file: a click.Path that must not be a directory."""
+    return [(path, option.opts[0]) for path, command in COMMANDS for option in options(command)
+            if isinstance(option.type, click.Path) and not option.type.dir_okay and option.type.readable
+            and not option.type.writable and option.name not in ("json_out", "csv_out", "output")]
+
+
+INPUT_OPTIONS = input_file_options()
+
+
+def test_input_file_options_are_found() -> None:
+    assert {("eval", "--weights"), ("tune", "--weights"), ("tune", "--pgn"), ("tablebases verify", "--checksums"),
+            ("tablebases download", "--checksums")} <= {(" ".join(p), n) for p, n in INPUT_OPTIONS}
+
+
+@pytest.mark.parametrize("kind", ["binary", "text", "missing", "directory"])
+@pytest.mark.parametrize(("path", "name"), INPUT_OPTIONS, ids=[f"{' '.join(p)} {n}" for p, n in INPUT_OPTIONS])
+def test_bad_input_files_give_one_line(syzygy_path: str, tmp_path: Path, path: tuple[str, ...], name: str,
+                                       kind: str) -> None:
+    target = tmp_path / "input"
+    if kind == "binary":
+        target.write_bytes(bytes(range(256)) * 8)
+    elif kind == "text":
+        target.write_text("this is not what the option reads\n")
+    elif kind == "directory":
+        target.mkdir()
+    assert_one_line_error(*run(*path, *minimal_args(path), name, str(target)), "input")
