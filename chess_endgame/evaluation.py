@@ -19,6 +19,7 @@ import os
 from collections.abc import Sequence
 from dataclasses import dataclass
 from operator import mul
+from typing import TextIO
 
 import chess
 import numpy as np
@@ -147,13 +148,17 @@ def load_weights(path: str = WEIGHTS_FILE) -> Weights:
     return Weights(np.array(values, dtype=np.float64), str(data.get("source", "unknown")))
 
 
-def save_weights(weights: Weights, path: str = WEIGHTS_FILE, *, comment: str = "") -> None:
+def save_weights(weights: Weights, out: str | TextIO = WEIGHTS_FILE, *, comment: str = "") -> None:
+    """Write a weight file to the path (or open text file) ``out``."""
     data = {"comment": comment or "Weights of the linear evaluation (chess_endgame/evaluation.py).",
             "source": weights.source,
             "weights": {n: round(float(v), 3) for n, v in zip(FEATURES, weights.vector, strict=True)}}
-    with open(path, "w", encoding="utf-8") as f:
-        json.dump(data, f, indent=2)
-        f.write("\n")
+    if not isinstance(out, str):
+        json.dump(data, out, indent=2)
+        out.write("\n")
+        return
+    with open(out, "w", encoding="utf-8") as f:
+        save_weights(weights, f, comment=comment)
 
 
 # -- features -----------------------------------------------------------------------

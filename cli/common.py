@@ -2,13 +2,14 @@
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import json
 import os
 import shlex
 import sys
-from collections.abc import Callable, Sequence
-from typing import Any, NoReturn, TypeVar
+from collections.abc import Callable, Iterator, Sequence
+from typing import Any, NoReturn, TextIO, TypeVar
 
 import chess
 import click
@@ -117,6 +118,63 @@ class EngineCommand(click.ParamType):
         if not words:
             self.fail("the UCI engine command is empty", param, ctx)
         return str(value)
+
+
+#: The file name that means standard output.
+STDOUT = "-"
+
+
+class OutputFile(click.ParamType):
+    """A file the command will write (``-``: standard output), checked before any work starts.
+
+    The directory must exist and be writable, the name must not be a directory,
+    and an existing file must be writable, so a long run never ends in "cannot
+    write". Write it with :func:`open_output`.
+    """
+
+    name = "FILE"
+
+    def convert(self, value: Any, param: click.Parameter | None, ctx: click.Context | None) -> str:
+        path = os.fspath(value)
+        if path == STDOUT:
+            return path
+        directory = os.path.dirname(os.path.abspath(path))
+        if os.path.isdir(path):
+            self.fail(f"{path} is a directory", param, ctx)
+        elif not os.path.isdir(directory):
+            self.fail(f"cannot write {path}: the directory {directory} does not exist", param, ctx)
+        elif os.path.exists(path) and not os.access(path, os.W_OK):
+            self.fail(f"cannot write {path}: permission denied", param, ctx)
+        elif not os.path.exists(path) and not os.access(directory, os.W_OK | os.X_OK):
+            self.fail(f"cannot write {path}: no permission to create files in {directory}", param, ctx)
+        return path
+
+
+@contextlib.contextmanager
+def open_output(path: str, *, newline: str | None = None) -> Iterator[TextIO]:
+    """``path`` opened for writing text (UTF-8); ``-`` is standard output (left open)."""
+    if path == STDOUT:
+        yield sys.stdout
+        sys.stdout.flush()
+        return
+    try:
+        with open(path, "w", encoding="utf-8", newline=newline) as f:
+            yield f
+    except OSError as exc:
+        fail(f"cannot write {path}: {exc.strerror or exc}")
+
+
+def one_stdout(outputs: dict[str, str | bool | None]) -> bool:
+    """Whether some output goes to standard output (exit 2 when more than one would).
+
+    ``outputs``: option name (``--pgn``) -> its file, or True for a flag such as
+    ``--json`` that prints to standard output. With one of them on standard
+    output, the command's text report goes to stderr.
+    """
+    on_stdout = [name for name, value in outputs.items() if value is True or value == STDOUT]
+    if len(on_stdout) > 1:
+        fail(f"only one output can go to standard output, not {' and '.join(on_stdout)}")
+    return bool(on_stdout)
 
 
 def syzygy_path_option(func: F) -> F:

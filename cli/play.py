@@ -14,11 +14,14 @@ from chess_endgame.tablebase import category
 
 from .common import (
     EngineCommand,
+    OutputFile,
     board_from,
     echo_json,
     fail,
     limit_options,
     make_player,
+    one_stdout,
+    open_output,
     position_arguments,
     position_from,
     search_limits,
@@ -89,8 +92,9 @@ def _san_line(board: chess.Board, moves: list[chess.Move]) -> str:
               help="Who plays the other side: the tablebase defender (longest resistance), this engine, "
                    "or any UCI engine command line (e.g. /usr/games/stockfish).")
 @click.option("--max-plies", default=300, show_default=True, type=click.IntRange(1, 5000))
-@click.option("--pgn", "pgn_path", type=click.Path(dir_okay=False, writable=True), default=None,
-              help="Write the game as PGN (every move's tablebase class as a comment).")
+@click.option("--pgn", "pgn_path", type=OutputFile(), default=None,
+              help="Write the game as PGN to FILE (every move's tablebase class as a comment); -: standard "
+                   "output, the moves then go to stderr.")
 @click.option("--no-faster-mate", is_flag=True, help="Pure DTZ play at tablebase roots.")
 @limit_options
 @syzygy_path_option
@@ -98,6 +102,7 @@ def play(fen: str, opponent: str, max_plies: int, pgn_path: str | None, no_faste
          movetime: int | None, depth: int | None, nodes: int | None, syzygy_path: str | None) -> None:
     """Play FEN out: this engine for the side to move against --opponent; adjudicate and print the moves."""
     board = board_from(fen, ())
+    err = one_stdout({"--pgn": pgn_path})
     player = make_player(syzygy_path, faster_mate=not no_faster_mate)
     limits = SearchLimits(**search_limits(movetime, depth, nodes))
     ours = PlayerEngine(player, limits)
@@ -115,7 +120,7 @@ def play(fen: str, opponent: str, max_plies: int, pgn_path: str | None, no_faste
     def show(after: chess.Board, played: PlayedMove) -> None:
         number = after.fullmove_number - (1 if after.turn == chess.WHITE else 0)
         dots = "." if after.turn == chess.BLACK else "..."
-        click.echo(f"{number}{dots} {played.san:<8} {played.comment}")
+        click.echo(f"{number}{dots} {played.san:<8} {played.comment}", err=err)
 
     try:
         record = play_game(board, white, black, max_plies=max_plies, prober=player.prober, on_move=show)
@@ -123,12 +128,10 @@ def play(fen: str, opponent: str, max_plies: int, pgn_path: str | None, no_faste
         fail(str(exc))
     finally:
         theirs.close()
-    click.echo(f"result: {record.result} ({record.termination}) after {record.plies} plies")
+    click.echo(f"result: {record.result} ({record.termination}) after {record.plies} plies", err=err)
     if pgn_path:
-        try:
-            with open(pgn_path, "w", encoding="utf-8") as f:
-                f.write(record.pgn())
-        except OSError as exc:
-            fail(f"cannot write {pgn_path}: {exc}")
-        click.echo(f"PGN written to {pgn_path}", err=True)
+        with open_output(pgn_path) as f:
+            f.write(record.pgn())
+        if not err:
+            click.echo(f"PGN written to {pgn_path}", err=True)
     sys.exit(0)

@@ -21,7 +21,7 @@ from chess_endgame.suite import (
 from chess_endgame.suite.items import Item
 from chess_endgame.tablebase import resolve_path
 
-from .common import EngineCommand, fail, syzygy_path_option
+from .common import STDOUT, EngineCommand, OutputFile, fail, interrupted, one_stdout, open_output, syzygy_path_option
 
 
 def _options(pairs: tuple[str, ...]) -> tuple[tuple[str, str], ...]:
@@ -34,7 +34,7 @@ def _options(pairs: tuple[str, ...]) -> tuple[tuple[str, str], ...]:
     return tuple(parsed)
 
 
-def _print_summary(summary: Summary, items: int) -> None:
+def _print_summary(summary: Summary, items: int, *, err: bool) -> None:
     header = f"{'':<28}{'positions':>10}{'solved':>15}{'TB-verified':>16}{'mean s':>8}{'mean depth':>11}{'nodes':>12}"
 
     def line(row) -> str:
@@ -47,16 +47,16 @@ def _print_summary(summary: Summary, items: int) -> None:
             text += f"  play {row.play_ok}/{row.played}"
         return text
 
-    click.echo(header)
+    click.echo(header, err=err)
     for row in summary.by_file:
-        click.echo(line(row))
+        click.echo(line(row), err=err)
     if len(summary.by_file) > 1:
-        click.echo(line(summary.total))
-    click.echo("by operation:")
+        click.echo(line(summary.total), err=err)
+    click.echo("by operation:", err=err)
     for row in summary.by_operation:
-        click.echo(line(row))
+        click.echo(line(row), err=err)
     if summary.total.total < items:
-        click.echo(f"not run: {items - summary.total.total} of {items} positions")
+        click.echo(f"not run: {items - summary.total.total} of {items} positions", err=err)
 
 
 @click.command()
@@ -71,8 +71,12 @@ def _print_summary(summary: Summary, items: int) -> None:
               help="A UCI option for --engine (repeatable).")
 @click.option("--jobs", default=1, show_default=True, type=click.IntRange(1, 64),
               help="Positions in parallel processes, one engine each.")
-@click.option("--json", "json_out", type=click.Path(dir_okay=False), default=None, help="Write details as JSON.")
-@click.option("--csv", "csv_out", type=click.Path(dir_okay=False), default=None, help="Write details as CSV.")
+@click.option("--json", "as_json", is_flag=True,
+              help="Print the run as JSON ({meta, summary, positions}) instead of the summary table.")
+@click.option("--output", "json_out", type=OutputFile(), default=None,
+              help="Write the run as JSON ({meta, summary, positions}) to FILE (-: standard output).")
+@click.option("--csv", "csv_out", type=OutputFile(), default=None,
+              help="Write one CSV row per position to FILE (-: standard output).")
 @click.option("--play", is_flag=True, help="Also play each position out against the defender "
                                             "(tablebase where covered, else the same engine).")
 @click.option("--theme", default=None, help="Only Lichess puzzles with this theme (e.g. endgame).")
@@ -80,8 +84,9 @@ def _print_summary(summary: Summary, items: int) -> None:
               help="Only the first N positions.")
 @syzygy_path_option
 def suite(files: tuple[str, ...], movetime: int | None, depth: int | None, nodes: int | None,
-          engine_command: str | None, engine_options: tuple[str, ...], jobs: int, json_out: str | None,
-          csv_out: str | None, play: bool, theme: str | None, max_items: int | None, syzygy_path: str | None) -> None:
+          engine_command: str | None, engine_options: tuple[str, ...], jobs: int, as_json: bool,
+          json_out: str | None, csv_out: str | None, play: bool, theme: str | None, max_items: int | None,
+          syzygy_path: str | None) -> None:
     """Run the suites in FILE... (EPD with bm/am/dm/wdl/dtz, or Lichess puzzle CSV) and score them.
 
     Every position within the tables is also checked against them: the move is
@@ -91,6 +96,7 @@ def suite(files: tuple[str, ...], movetime: int | None, depth: int | None, nodes
         fail("give one of --movetime, --depth, --nodes")
     if engine_options and not engine_command:
         fail("--option sets options of an --engine; the built-in player takes --syzygy-path and the limits")
+    err = one_stdout({"--json": as_json, "--output": json_out, "--csv": csv_out})
     if movetime is None and depth is None and nodes is None:
         movetime = DEFAULT_MOVETIME_MS
     loaded = load_files(list(files), theme=theme)
@@ -122,20 +128,19 @@ def suite(files: tuple[str, ...], movetime: int | None, depth: int | None, nodes
         bar.close()
         fail(str(exc))
     bar.close()
-    summary = summarize(outcome.results)
-    _print_summary(summary, len(items))
+    if not as_json:
+        _print_summary(summarize(outcome.results), len(items), err=err)
     meta = {"files": list(files), "engine": engine_command or "chess-endgame", "limits":
-            {"movetime": movetime, "depth": depth, "nodes": nodes}, "jobs": jobs, "interrupted": outcome.interrupted}
-    try:
-        if json_out:
-            write_json(outcome.results, json_out, meta=meta)
-        if csv_out:
-            write_csv(outcome.results, csv_out)
-    except OSError as exc:
-        fail(f"cannot write the results: {exc}")
+            {"movetime": movetime, "depth": depth, "nodes": nodes}, "jobs": jobs, "positions": len(items),
+            "interrupted": outcome.interrupted}
+    for path in ([STDOUT] if as_json else []) + ([json_out] if json_out else []):
+        with open_output(path) as f:
+            write_json(outcome.results, f, meta=meta)
+    if csv_out:
+        with open_output(csv_out, newline="") as f:
+            write_csv(outcome.results, f)
     for error in outcome.errors:
         click.echo(f"chess-endgame: engine error: {error}", err=True)
     if outcome.interrupted:
-        click.echo("chess-endgame: interrupted; the summary and files above hold what was done", err=True)
-        sys.exit(130)
+        interrupted("the summary and the outputs hold the positions done")
     sys.exit(1 if outcome.errors or load_errors else 0)

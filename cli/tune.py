@@ -12,7 +12,16 @@ from chess_endgame import tune as tuning
 from chess_endgame.evaluation import Weights, WeightsError, load_weights, save_weights
 from chess_endgame.match import play_match
 
-from .common import fail, load_prober, syzygy_path_option, user_errors
+from .common import (
+    STDOUT,
+    OutputFile,
+    fail,
+    load_prober,
+    one_stdout,
+    open_output,
+    syzygy_path_option,
+    user_errors,
+)
 
 
 def _bar(total: int, desc: str, unit: str) -> tqdm:
@@ -33,7 +42,9 @@ def _bar(total: int, desc: str, unit: str) -> tqdm:
 @click.option("--holdout", default=0.2, show_default=True, type=click.FloatRange(0.05, 0.5))
 @click.option("--weights", "start_path", type=click.Path(dir_okay=False), default=None,
               help="Weights to start from and compare with (default: the shipped ones).")
-@click.option("--output", default="tuned-weights.json", show_default=True, type=click.Path(dir_okay=False))
+@click.option("--output", default="tuned-weights.json", show_default=True, type=OutputFile(),
+              help="Write the tuned weight file (JSON) to FILE (-: standard output, the report then goes to "
+                   "stderr).")
 @click.option("--match-games", default=0, show_default=True, type=click.IntRange(0, 10000),
               help="Then play this many self-play games, tuned against the starting weights (0: none).")
 @click.option("--match-nodes", default=1500, show_default=True, type=click.IntRange(100, 10**7))
@@ -46,6 +57,13 @@ def tune(per_material: int, seed: int, pgn_path: str | None, pgn_per_game: int, 
          holdout: float, start_path: str | None, output: str, match_games: int, match_nodes: int, install: bool,
          syzygy_path: str | None) -> None:
     """Learn the linear evaluation's weights from tablebase WDL labels (logistic model, numpy)."""
+    err = one_stdout({"--output": output})
+
+    def say(text: str) -> None:
+        click.echo(text, err=err)
+
+    if install and output == STDOUT:
+        fail("--install copies the --output file into the package: give a file name, not -")
     if install and match_games < tuning.MIN_MATCH_GAMES:
         fail(f"--install needs --match-games {tuning.MIN_MATCH_GAMES} or more: the tuned weights must not lose "
              "a real match")
@@ -69,21 +87,23 @@ def tune(per_material: int, seed: int, pgn_path: str | None, pgn_per_game: int, 
     with _bar(50, "fitting", "step") as bar:
         tuned = tuning.fit(train.x, train.y, start.vector, k, l2=l2, frozen=frozen, progress=bar.update)
     report = tuning.evaluate_fit(train, held, start.vector, tuned, k)
-    click.echo(f"positions: {report.train_size} train, {report.holdout_size} held out "
+    say(f"positions: {report.train_size} train, {report.holdout_size} held out "
                f"({len(materials)} materials{', PGN ' + pgn_path if pgn_path else ''}; seed {seed})")
-    click.echo(f"scale: P(win) = sigmoid({k:.5f} * h), h in centipawns")
-    click.echo(f"{'':<16}{'train log-loss':>16}{'held-out log-loss':>19}{'held-out sign':>15}")
-    click.echo(f"{'start weights':<16}{report.hand_train:>16.4f}{report.hand_holdout:>19.4f}"
+    say(f"scale: P(win) = sigmoid({k:.5f} * h), h in centipawns")
+    say(f"{'':<16}{'train log-loss':>16}{'held-out log-loss':>19}{'held-out sign':>15}")
+    say(f"{'start weights':<16}{report.hand_train:>16.4f}{report.hand_holdout:>19.4f}"
                f"{100 * report.hand_sign:>14.1f}%")
-    click.echo(f"{'tuned weights':<16}{report.tuned_train:>16.4f}{report.tuned_holdout:>19.4f}"
+    say(f"{'tuned weights':<16}{report.tuned_train:>16.4f}{report.tuned_holdout:>19.4f}"
                f"{100 * report.tuned_sign:>14.1f}%")
     changed = sorted(zip(start.as_dict(), start.vector, tuned, strict=True), key=lambda t: -abs(t[2] - t[1]))
-    click.echo("largest changes: " + ", ".join(f"{n} {a:.1f}->{b:.1f}" for n, a, b in changed[:6]))
-    click.echo("kept (too little support in the sample): "
+    say("largest changes: " + ", ".join(f"{n} {a:.1f}->{b:.1f}" for n, a, b in changed[:6]))
+    say("kept (too little support in the sample): "
                + (", ".join(n for n, f in zip(start.as_dict(), frozen, strict=True) if f) or "none"))
     weights = Weights(np.round(tuned, 3), f"tuned: seed {seed}, {report.train_size} positions, k {k:.5f}")
-    save_weights(weights, output, comment="Weights fitted by chess-endgame tune to tablebase WDL labels.")
-    click.echo(f"weights written to {output}")
+    with open_output(output) as f:
+        save_weights(weights, f, comment="Weights fitted by chess-endgame tune to tablebase WDL labels.")
+    if not err:
+        say(f"weights written to {output}")
 
     score = None
     if match_games:
@@ -95,11 +115,11 @@ def tune(per_material: int, seed: int, pgn_path: str | None, pgn_per_game: int, 
             result = play_match(weights, start, games=match_games, nodes=match_nodes, seed=seed, prober=prober,
                                 progress=progress)
         score = result.score
-        click.echo(f"match, tuned against start weights, {match_nodes} nodes a move: +{result.wins} ={result.draws} "
+        say(f"match, tuned against start weights, {match_nodes} nodes a move: +{result.wins} ={result.draws} "
                    f"-{result.losses} of {result.games}, score {score:.3f}")
     if install:
         reasons = tuning.reasons_not_to_install(report, score, match_games)
         if reasons:
-            click.echo(f"shipped weights kept: {'; '.join(reasons)}")
+            say(f"shipped weights kept: {'; '.join(reasons)}")
         else:
-            click.echo(f"installed as the shipped weights ({tuning.install(output)})")
+            say(f"installed as the shipped weights ({tuning.install(output)})")

@@ -7,17 +7,21 @@ without help, tracebacks on bad files or engines.
 
 from __future__ import annotations
 
+import csv
+import io
+import json
 import subprocess
 import sys
 import time
 from pathlib import Path
 
+import chess.pgn
 import click
 import pytest
 from click.testing import CliRunner
 
 from chess_endgame.engines import HANDSHAKE_TIMEOUT
-from chess_endgame_cli.common import EngineCommand
+from chess_endgame_cli.common import EngineCommand, OutputFile
 from chess_endgame_cli.main import cli
 
 DATA = Path(__file__).parent / "data"
@@ -156,7 +160,7 @@ def input_file_options() -> list[tuple[tuple[str, ...], str]]:
     """Every option that reads a file: a click.Path that must not be a directory."""
     return [(path, option.opts[0]) for path, command in COMMANDS for option in options(command)
             if isinstance(option.type, click.Path) and not option.type.dir_okay and option.type.readable
-            and not option.type.writable and option.name not in ("json_out", "csv_out", "output")]
+            and not option.type.writable]
 
 
 INPUT_OPTIONS = input_file_options()
@@ -179,3 +183,58 @@ def test_bad_input_files_give_one_line(syzygy_path: str, tmp_path: Path, path: t
     elif kind == "directory":
         target.mkdir()
     assert_one_line_error(*run(*path, *minimal_args(path), name, str(target)), "input")
+
+
+OUTPUT_OPTIONS = [(path, option.opts[0]) for path, command in COMMANDS for option in options(command)
+                  if isinstance(option.type, OutputFile)]
+
+
+def test_every_file_written_is_an_output_option() -> None:
+    """Options that write files take OutputFile (checked before the work, ``-`` for stdout), never a bare Path."""
+    assert {(" ".join(p), n) for p, n in OUTPUT_OPTIONS} == {
+        ("play", "--pgn"), ("suite", "--output"), ("suite", "--csv"), ("tune", "--output")}
+    for path, command in COMMANDS:
+        for param in command.params:
+            kind = param.type
+            assert not (isinstance(kind, click.Path) and kind.writable), (path, param.name)
+            assert not (isinstance(kind, click.File) and "w" in kind.mode), (path, param.name)
+
+
+@pytest.mark.parametrize("kind", ["missing directory", "a directory"])
+@pytest.mark.parametrize(("path", "name"), OUTPUT_OPTIONS, ids=[f"{' '.join(p)} {n}" for p, n in OUTPUT_OPTIONS])
+def test_bad_output_paths_fail_before_any_work(syzygy_path: str, tmp_path: Path, path: tuple[str, ...], name: str,
+                                               kind: str) -> None:
+    target = tmp_path / "no-such-dir" / "out" if kind == "missing directory" else tmp_path
+    start = time.monotonic()
+    assert_one_line_error(*run(*path, *minimal_args(path), name, str(target)), name, str(target))
+    assert time.monotonic() - start < 1.0  # refused while parsing the options, before any work
+
+
+def test_play_pgn_to_stdout(syzygy_path: str) -> None:
+    code, out, err = run("play", "6k1/8/5K2/8/8/8/P7/7Q w - - 0 1", "--pgn", "-", "--nodes", "2000")
+    assert code == 0, err
+    game = chess.pgn.read_game(io.StringIO(out))
+    assert game is not None and game.headers["Result"] == "1-0" and not game.errors
+    assert out.lstrip().startswith("[Event ") and "result: 1-0 (checkmate)" in err
+
+
+def test_suite_outputs_to_stdout(syzygy_path: str, tmp_path: Path) -> None:
+    args = ["suite", str(DATA / "mates.epd"), "--limit", "3", "--depth", "3"]
+    code, out, err = run(*args, "--json")
+    assert code == 0, err
+    data = json.loads(out)
+    assert len(data["positions"]) == 3 and data["summary"]["total"]["positions"] == 3
+    assert "by operation" not in out + err  # --json replaces the table
+    code, out, err = run(*args, "--output", "-")
+    assert code == 0 and json.loads(out)["meta"]["positions"] == 3 and "by operation:" in err
+    code, out, err = run(*args, "--csv", "-", "--output", str(tmp_path / "r.json"))
+    assert code == 0 and len(list(csv.reader(io.StringIO(out)))) == 4 and "by operation:" in err
+    assert json.loads((tmp_path / "r.json").read_text())["summary"]["total"]["solved"] == 3
+    assert_one_line_error(*run(*args, "--json", "--csv", "-"), "standard output")
+
+
+def test_tune_output_to_stdout(syzygy_path: str) -> None:
+    code, out, err = run("tune", "--per-material", "10", "--output", "-")
+    assert code == 0, err
+    assert set(json.loads(out)["weights"]) >= {"pawn", "queen"} and "held-out log-loss" in err
+    assert_one_line_error(*run("tune", "--output", "-", "--install", "--match-games", "100"), "--install")

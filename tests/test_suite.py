@@ -43,7 +43,7 @@ def test_loading_is_lenient() -> None:
 
 def test_tablebase_suite_and_outputs(syzygy_path: str, tmp_path: Path) -> None:
     out_json, out_csv = tmp_path / "r.json", tmp_path / "r.csv"
-    code, out, err = run("suite", str(DATA / "tablebase.epd"), "--depth", "4", "--json", str(out_json),
+    code, out, err = run("suite", str(DATA / "tablebase.epd"), "--depth", "4", "--output", str(out_json),
                          "--csv", str(out_csv))
     assert code == 0, err
     assert "tablebase.epd:7" in err  # the malformed line, reported with its number
@@ -68,7 +68,7 @@ def test_tablebase_suite_and_outputs(syzygy_path: str, tmp_path: Path) -> None:
 def test_puzzles_and_the_any_mate_rule(syzygy_path: str, tmp_path: Path) -> None:
     out_json = tmp_path / "p.json"
     code, out, _ = run("suite", str(DATA / "puzzles.csv"), "--theme", "endgame", "--depth", "4",
-                       "--json", str(out_json))
+                       "--output", str(out_json))
     assert code == 0
     results = positions(out_json)
     assert set(results) == {"00EXM", "00Yfr", "00AEM", "00Bot", "twoMatesA", "twoMatesB"}
@@ -83,7 +83,7 @@ def test_play_checks_the_expected_result(syzygy_path: str, tmp_path: Path) -> No
     suite.write_text('8/6k1/4K3/6B1/8/8/5N2/8 w - - id "kbnk";\n'
                      '7b/8/6b1/8/5Nk1/4K3/8/8 w - - c0 "1/2-1/2"; id "draw";\n')
     out_json = tmp_path / "play.json"
-    code, out, _ = run("suite", str(suite), "--nodes", "2000", "--play", "--json", str(out_json))
+    code, out, _ = run("suite", str(suite), "--nodes", "2000", "--play", "--output", str(out_json))
     assert code == 0 and "play 2/2" in out
     results = positions(out_json)
     assert results["kbnk"]["play"]["result"] == "1-0" and results["kbnk"]["play"]["expected"] == "1-0"
@@ -93,8 +93,8 @@ def test_play_checks_the_expected_result(syzygy_path: str, tmp_path: Path) -> No
 def test_jobs_give_the_same_results(syzygy_path: str, tmp_path: Path) -> None:
     one, two = tmp_path / "one.json", tmp_path / "two.json"
     args = ["suite", str(DATA / "tactics.epd"), str(DATA / "tablebase.epd"), "--depth", "4"]
-    assert run(*args, "--json", str(one))[0] == 0
-    assert run(*args, "--jobs", "2", "--json", str(two))[0] == 0
+    assert run(*args, "--output", str(one))[0] == 0
+    assert run(*args, "--jobs", "2", "--output", str(two))[0] == 0
     a, b = json.loads(one.read_text())["positions"], json.loads(two.read_text())["positions"]
     keep = ("id", "moves", "checks", "tb_correct", "score", "depth", "nodes")
     assert [{k: p[k] for k in keep} for p in a] == [{k: p[k] for k in keep} for p in b]
@@ -119,7 +119,7 @@ def test_any_uci_engine(tmp_path: Path) -> None:
     out_json = tmp_path / "sf.json"
     code, out, err = run("suite", str(DATA / "mates.epd"), "--limit", "6", "--engine", STOCKFISH,
                          "--option", "Threads=1", "--option", "Hash=16", "--nodes", "20000",
-                         "--json", str(out_json))
+                         "--output", str(out_json))
     assert code == 0, err
     assert json.loads(out_json.read_text())["meta"]["engine"] == STOCKFISH
     assert all(p["solved"] for p in json.loads(out_json.read_text())["positions"])
@@ -155,7 +155,7 @@ def test_engine_crash_mid_suite(tmp_path: Path) -> None:
     script.write_text(CRASHING_ENGINE)
     out_json = tmp_path / "crash.json"
     code, out, err = run("suite", str(DATA / "mates.epd"), "--limit", "6", "--engine",
-                         f"{sys.executable} {script}", "--movetime", "10", "--json", str(out_json))
+                         f"{sys.executable} {script}", "--movetime", "10", "--output", str(out_json))
     assert code == 1
     assert "engine error" in err and "died" in err
     results = json.loads(out_json.read_text())["positions"]
@@ -167,7 +167,7 @@ def test_ctrl_c_keeps_partial_results(syzygy_path: str, tmp_path: Path) -> None:
     out_json = tmp_path / "partial.json"
     proc = subprocess.Popen([str(Path(sys.executable).parent / "chess-endgame"), "suite",
                              str(DATA / "tactics.epd"), str(DATA / "mates.epd"), "--movetime", "400",
-                             "--json", str(out_json)], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+                             "--output", str(out_json)], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     time.sleep(4)
     proc.send_signal(signal.SIGINT)
     out, err = proc.communicate(timeout=60)

@@ -7,6 +7,7 @@ import json
 import os
 import statistics
 from dataclasses import dataclass, field
+from typing import TextIO
 
 from .scoring import Result
 
@@ -52,12 +53,23 @@ class Row:
     def mean_depth(self) -> float:
         return statistics.mean(self.depths) if self.depths else 0.0
 
+    def record(self) -> dict:
+        """The row as JSON data."""
+        return {"label": self.label, "positions": self.total, "solved": self.solved, "judged": self.judged,
+                "tb_correct": self.tb_correct, "tb_covered": self.tb_covered,
+                "mean_seconds": round(self.mean_seconds, 4), "mean_depth": round(self.mean_depth, 2),
+                "nodes": self.nodes, "errors": self.errors, "played": self.played, "play_ok": self.play_ok}
+
 
 @dataclass
 class Summary:
     total: Row
     by_file: list[Row]
     by_operation: list[Row]
+
+    def record(self) -> dict:
+        return {"total": self.total.record(), "by_file": [r.record() for r in self.by_file],
+                "by_operation": [r.record() for r in self.by_operation]}
 
 
 def summarize(results: list[Result]) -> Summary:
@@ -72,10 +84,11 @@ def summarize(results: list[Result]) -> Summary:
     return Summary(total, list(files.values()), list(operations.values()))
 
 
-def write_json(results: list[Result], path: str, *, meta: dict | None = None) -> None:
-    with open(path, "w", encoding="utf-8") as f:
-        json.dump({"meta": meta or {}, "positions": [r.record() for r in results]}, f, indent=2)
-        f.write("\n")
+def write_json(results: list[Result], out: TextIO, *, meta: dict | None = None) -> None:
+    """The run as one JSON document: ``{meta, summary, positions}``."""
+    json.dump({"meta": meta or {}, "summary": summarize(results).record(),
+               "positions": [r.record() for r in results]}, out, indent=2)
+    out.write("\n")
 
 
 CSV_COLUMNS = ("index", "file", "line", "id", "kind", "fen", "operations", "moves", "solved", "checks",
@@ -83,13 +96,13 @@ CSV_COLUMNS = ("index", "file", "line", "id", "kind", "fen", "operations", "move
                "play_result", "play_expected", "play_plies", "error")
 
 
-def write_csv(results: list[Result], path: str) -> None:
-    with open(path, "w", encoding="utf-8", newline="") as f:
-        writer = csv.writer(f)
-        writer.writerow(CSV_COLUMNS)
-        for r in results:
-            play = r.play or {}
-            writer.writerow([r.index, r.file, r.line, r.id, r.kind, r.fen, " ".join(r.operations),
-                             " ".join(r.moves), r.solved, json.dumps(r.checks), r.tb_correct, r.tb_move_class,
-                             r.tb_best_class, r.score, r.depth, r.nodes, f"{r.seconds:.3f}",
-                             play.get("result"), play.get("expected"), play.get("plies"), r.error])
+def write_csv(results: list[Result], out: TextIO) -> None:
+    """One row per position (open ``out`` with ``newline=""``)."""
+    writer = csv.writer(out)
+    writer.writerow(CSV_COLUMNS)
+    for r in results:
+        play = r.play or {}
+        writer.writerow([r.index, r.file, r.line, r.id, r.kind, r.fen, " ".join(r.operations),
+                         " ".join(r.moves), r.solved, json.dumps(r.checks), r.tb_correct, r.tb_move_class,
+                         r.tb_best_class, r.score, r.depth, r.nodes, f"{r.seconds:.3f}",
+                         play.get("result"), play.get("expected"), play.get("plies"), r.error])
