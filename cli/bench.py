@@ -16,6 +16,9 @@ from chess_endgame.tablebase import resolve_path
 
 from .common import fail, syzygy_path_option, user_errors
 
+#: Help of every benchmark's --seed.
+SEED_HELP = "Seed of the random positions (same seed, same workload)."
+
 
 @click.group()
 def bench() -> None:
@@ -35,11 +38,11 @@ def _tables(syzygy_path: str | None) -> str:
 @syzygy_path_option
 @click.option("--positions", default=300, show_default=True, type=click.IntRange(10, 100000),
               help="Random positions per material (KQvKR, KRPvK, KRPvKR).")
-@click.option("--seed", default=1, show_default=True, type=int)
-@click.option("--repeat", default=3, show_default=True, type=click.IntRange(1, 100),
+@click.option("--seed", default=1, show_default=True, type=int, help=SEED_HELP)
+@click.option("--repeat", default=3, show_default=True, type=click.IntRange(1, 100), metavar="RUNS",
               help="Timed runs per figure; the best is kept.")
-@click.option("--game-plies", default=120, show_default=True, type=click.IntRange(1, 1000),
-              help="Longest game whose probes are replayed.")
+@click.option("--game-plies", default=120, show_default=True, type=click.IntRange(1, 1000), metavar="PLIES",
+              help="Longest game, in plies, whose probes are replayed.")
 @user_errors
 def probe(syzygy_path: str | None, positions: int, seed: int, repeat: int, game_plies: int) -> None:
     """WDL and DTZ probes per second: the prober against raw python-chess."""
@@ -80,10 +83,11 @@ def choose(syzygy_path: str | None, positions: int, seed: int, repeat: int) -> N
 
 @bench.command("convert")
 @syzygy_path_option
-@click.option("--positions", default=12, show_default=True, type=click.IntRange(1, 1000))
-@click.option("--seed", default=1, show_default=True, type=int)
-@click.option("--mate-nodes", default=20000, show_default=True, type=click.IntRange(100, 10**7),
-              help="Node budget of the faster-mate search per move.")
+@click.option("--positions", default=12, show_default=True, type=click.IntRange(1, 1000),
+              help="Won positions to play out (round robin over the materials present).")
+@click.option("--seed", default=1, show_default=True, type=int, help=SEED_HELP)
+@click.option("--mate-nodes", default=20000, show_default=True, type=click.IntRange(100, 10**7), metavar="NODES",
+              help="Search nodes the faster-mate mode may spend per move.")
 @user_errors
 def convert(syzygy_path: str | None, positions: int, seed: int, mate_nodes: int) -> None:
     """Play seeded won positions against the tablebase defender: pure DTZ and faster-mate modes."""
@@ -101,11 +105,11 @@ def convert(syzygy_path: str | None, positions: int, seed: int, mate_nodes: int)
 
 
 @bench.command("search")
-@click.option("--depth", type=click.IntRange(1, 64), default=None,
-              help="Search every position to this depth (default: each position's own depth).")
+@click.option("--depth", type=click.IntRange(1, 64), default=None, metavar="PLIES",
+              help="Search every position to this depth in plies (default: each position's own depth).")
 @click.option("--movetime", type=click.IntRange(1, None), default=None, metavar="MS",
               help="Search each position for MS milliseconds instead of a fixed depth.")
-@click.option("--repeat", default=3, show_default=True, type=click.IntRange(1, 20),
+@click.option("--repeat", default=3, show_default=True, type=click.IntRange(1, 20), metavar="RUNS",
               help="Runs per position; the fastest is kept.")
 @user_errors
 def search(depth: int | None, movetime: int | None, repeat: int) -> None:
@@ -130,8 +134,9 @@ def search(depth: int | None, movetime: int | None, repeat: int) -> None:
 
 
 @bench.command("features")
-@click.option("--positions", default=100_000, show_default=True, type=click.IntRange(1, 10**7))
-@click.option("--seed", default=1, show_default=True, type=int)
+@click.option("--positions", default=100_000, show_default=True, type=click.IntRange(1, 10**7),
+              help="Random positions (3 to 18 pieces) whose features are computed.")
+@click.option("--seed", default=1, show_default=True, type=int, help=SEED_HELP)
 @user_errors
 def features(positions: int, seed: int) -> None:
     """Seconds to compute the evaluation features of N positions (target: 100k in under a minute)."""

@@ -255,10 +255,13 @@ def position_from(position: Sequence[str], moves: bool) -> chess.Board:
 
 def limit_options(func: F) -> F:
     """--movetime/--depth/--nodes: how long the player may think per move."""
-    func = click.option("--nodes", type=click.IntRange(1, None), default=None, help="Search at most N nodes.")(func)
-    func = click.option("--depth", type=click.IntRange(1, 128), default=None, help="Search to depth N.")(func)
+    func = click.option("--nodes", type=click.IntRange(1, None), default=None, metavar="NODES",
+                        help="Search at most NODES nodes per move.")(func)
+    func = click.option("--depth", type=click.IntRange(1, 128), default=None, metavar="PLIES",
+                        help="Search to this depth in plies per move.")(func)
     return click.option("--movetime", type=click.IntRange(1, None), default=None, metavar="MS",
-                        help=f"Think MS milliseconds (default {DEFAULT_MOVETIME_MS} when no limit is given).")(func)
+                        help=f"Think MS milliseconds per move (default {DEFAULT_MOVETIME_MS} when no limit is "
+                             "given).")(func)
 
 
 def search_limits(movetime: int | None, depth: int | None, nodes: int | None) -> dict[str, int | None]:

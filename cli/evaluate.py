@@ -12,8 +12,10 @@ from .common import echo_json, fail, position_arguments, position_from
 @click.command("eval")
 @position_arguments
 @click.option("--weights", "weights_path", type=click.Path(dir_okay=False), default=None,
-              help="A weight file (default: the package's data/weights.json).")
-@click.option("--json", "as_json", is_flag=True)
+              help="A weight file (JSON, as tune writes it; default: the package's data/weights.json).")
+@click.option("--json", "as_json", is_flag=True,
+              help="Print JSON {fen, total, weights, features: [{name, value, weight, contribution}]} instead of "
+                   "the table (centipawns).")
 def evaluate(position: tuple[str, ...], moves: bool, weights_path: str | None, as_json: bool) -> None:
     """Every feature of FEN (from the side to move), its weight and contribution, and the total."""
     board = position_from(position, moves)

@@ -35,7 +35,8 @@ def _score_json(score) -> dict:
 
 @click.command()
 @position_arguments
-@click.option("--json", "as_json", is_flag=True, help="Print {fen, move, san, source, class, dtz, wdl, score}.")
+@click.option("--json", "as_json", is_flag=True,
+              help="Print JSON {fen, move, san, source, class, dtz, wdl, score, distance, pv} instead of the text.")
 @click.option("--no-faster-mate", is_flag=True, help="Pure DTZ choice at tablebase roots (no mate search).")
 @limit_options
 @syzygy_path_option
@@ -91,7 +92,8 @@ def _san_line(board: chess.Board, moves: list[chess.Move]) -> str:
               metavar="tablebase|self|'UCI COMMAND'",
               help="Who plays the other side: the tablebase defender (longest resistance), this engine, "
                    "or any UCI engine command line (e.g. /usr/games/stockfish).")
-@click.option("--max-plies", default=300, show_default=True, type=click.IntRange(1, 5000))
+@click.option("--max-plies", default=300, show_default=True, type=click.IntRange(1, 5000), metavar="PLIES",
+              help="End the game unfinished after this many plies (half-moves).")
 @click.option("--pgn", "pgn_path", type=OutputFile(), default=None,
               help="Write the game as PGN to FILE (every move's tablebase class as a comment); -: standard "
                    "output, the moves then go to stderr.")

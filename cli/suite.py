@@ -21,7 +21,17 @@ from chess_endgame.suite import (
 from chess_endgame.suite.items import Item
 from chess_endgame.tablebase import resolve_path
 
-from .common import STDOUT, EngineCommand, OutputFile, fail, interrupted, one_stdout, open_output, syzygy_path_option
+from .common import (
+    STDOUT,
+    EngineCommand,
+    OutputFile,
+    fail,
+    interrupted,
+    limit_options,
+    one_stdout,
+    open_output,
+    syzygy_path_option,
+)
 
 
 def _options(pairs: tuple[str, ...]) -> tuple[tuple[str, str], ...]:
@@ -61,15 +71,12 @@ def _print_summary(summary: Summary, items: int, *, err: bool) -> None:
 
 @click.command()
 @click.argument("files", nargs=-1, required=True)
-@click.option("--movetime", type=click.IntRange(1, None), default=None, metavar="MS",
-              help=f"Think MS milliseconds per move (default {DEFAULT_MOVETIME_MS}).")
-@click.option("--depth", type=click.IntRange(1, 128), default=None)
-@click.option("--nodes", type=click.IntRange(1, None), default=None)
+@limit_options
 @click.option("--engine", "engine_command", default=None, type=EngineCommand(), metavar="'UCI COMMAND'",
               help="Run any UCI engine (e.g. /usr/games/stockfish) instead of this project's player.")
 @click.option("--option", "engine_options", multiple=True, metavar="NAME=VALUE",
               help="A UCI option for --engine (repeatable).")
-@click.option("--jobs", default=1, show_default=True, type=click.IntRange(1, 64),
+@click.option("--jobs", default=1, show_default=True, type=click.IntRange(1, 64), metavar="PROCESSES",
               help="Positions in parallel processes, one engine each.")
 @click.option("--json", "as_json", is_flag=True,
               help="Print the run as JSON ({meta, summary, positions}) instead of the summary table.")
@@ -79,9 +86,9 @@ def _print_summary(summary: Summary, items: int, *, err: bool) -> None:
               help="Write one CSV row per position to FILE (-: standard output).")
 @click.option("--play", is_flag=True, help="Also play each position out against the defender "
                                             "(tablebase where covered, else the same engine).")
-@click.option("--theme", default=None, help="Only Lichess puzzles with this theme (e.g. endgame).")
-@click.option("--limit", "max_items", type=click.IntRange(1, None), default=None,
-              help="Only the first N positions.")
+@click.option("--theme", default=None, metavar="THEME", help="Only Lichess puzzles with this theme (e.g. endgame).")
+@click.option("--limit", "max_items", type=click.IntRange(1, None), default=None, metavar="POSITIONS",
+              help="Only the first POSITIONS positions.")
 @syzygy_path_option
 def suite(files: tuple[str, ...], movetime: int | None, depth: int | None, nodes: int | None,
           engine_command: str | None, engine_options: tuple[str, ...], jobs: int, as_json: bool,

@@ -68,9 +68,10 @@ def info(path: str | None, as_json: bool) -> None:
 @click.option("--deep", is_flag=True,
               help="Also probe seeded random positions of every table and check them against a "
                    "1-ply search of their children.")
-@click.option("--samples", default=32, show_default=True, type=click.IntRange(1, 100000),
+@click.option("--samples", default=32, show_default=True, type=click.IntRange(1, 100000), metavar="POSITIONS",
               help="Positions per table with --deep.")
-@click.option("--seed", default=1, show_default=True, type=int, help="Seed of the --deep sample.")
+@click.option("--seed", default=1, show_default=True, type=int, help="Seed of the --deep sample (same seed, "
+                                                                        "same positions).")
 @user_errors
 def verify(path: str | None, checksum_files: tuple[str, ...], deep: bool, samples: int, seed: int) -> None:
     """Check every table file in PATH: header, size, opens in python-chess, checksums, --deep.
@@ -124,7 +125,8 @@ def verify(path: str | None, checksum_files: tuple[str, ...], deep: bool, sample
               help="Base URL of a Syzygy 3-4-5 mirror (another: " + tables.OTHER_MIRRORS[0] + ").")
 @click.option("--checksums", "checksum_files", multiple=True, type=click.Path(dir_okay=False),
               help="Official checksum list; every downloaded file listed there must match it.")
-@click.option("--timeout", default=30.0, show_default=True, type=float, help="Network timeout in seconds.")
+@click.option("--timeout", default=30.0, show_default=True, type=click.FloatRange(0, None, min_open=True),
+              metavar="SECONDS", help="Network timeout in seconds (per connection and per read).")
 @user_errors
 def download(pieces: str, wdl_only: bool, dest: str | None, mirror: str,
              checksum_files: tuple[str, ...], timeout: float) -> None:

@@ -31,23 +31,27 @@ def _bar(total: int, desc: str, unit: str) -> tqdm:
 @click.command()
 @click.option("--per-material", default=1500, show_default=True, type=click.IntRange(10, 10**6),
               help="Quiet random positions per material the tables cover (both colour orientations).")
-@click.option("--seed", default=1, show_default=True, type=int)
+@click.option("--seed", default=1, show_default=True, type=int,
+              help="Seed of the random positions, the held-out split and the match (same seed, same run).")
 @click.option("--pgn", "pgn_path", type=click.Path(exists=True, dir_okay=False), default=None,
               help="Also learn from the games of a PGN file, labelled with their results.")
-@click.option("--pgn-per-game", default=5, show_default=True, type=click.IntRange(1, 1000))
+@click.option("--pgn-per-game", default=5, show_default=True, type=click.IntRange(1, 1000),
+              help="Quiet positions sampled per PGN game.")
 @click.option("--cursed-as-wins", is_flag=True, help="Label cursed wins / blessed losses as wins / losses "
                                                       "(default: draws, as the 50-move rule makes them).")
 @click.option("--l2", default=1e-6, show_default=True, type=click.FloatRange(0, None),
-              help="Pull towards the current weights (per unit of each feature's variance).")
-@click.option("--holdout", default=0.2, show_default=True, type=click.FloatRange(0.05, 0.5))
+              help="L2 pull towards the current weights, per unit of each feature's variance (0: none).")
+@click.option("--holdout", default=0.2, show_default=True, type=click.FloatRange(0.05, 0.5), metavar="SHARE",
+              help="Share of the positions held out to test the fit (0.2: 20%).")
 @click.option("--weights", "start_path", type=click.Path(dir_okay=False), default=None,
               help="Weights to start from and compare with (default: the shipped ones).")
 @click.option("--output", default="tuned-weights.json", show_default=True, type=OutputFile(),
               help="Write the tuned weight file (JSON) to FILE (-: standard output, the report then goes to "
                    "stderr).")
-@click.option("--match-games", default=0, show_default=True, type=click.IntRange(0, 10000),
+@click.option("--match-games", default=0, show_default=True, type=click.IntRange(0, 10000), metavar="GAMES",
               help="Then play this many self-play games, tuned against the starting weights (0: none).")
-@click.option("--match-nodes", default=1500, show_default=True, type=click.IntRange(100, 10**7))
+@click.option("--match-nodes", default=1500, show_default=True, type=click.IntRange(100, 10**7), metavar="NODES",
+              help="Search nodes per move in the match.")
 @click.option("--install", is_flag=True,
               help="Replace the shipped weights when the tuned ones are better on held-out data and do not "
                    "lose a match of at least 100 games.")

@@ -10,6 +10,7 @@ from __future__ import annotations
 import csv
 import io
 import json
+import re
 import subprocess
 import sys
 import time
@@ -238,3 +239,23 @@ def test_tune_output_to_stdout(syzygy_path: str) -> None:
     assert code == 0, err
     assert set(json.loads(out)["weights"]) >= {"pawn", "queen"} and "held-out log-loss" in err
     assert_one_line_error(*run("tune", "--output", "-", "--install", "--match-games", "100"), "--install")
+
+
+#: Words that give a number its unit in a help text (a seed is a number without one).
+UNIT_WORDS = ("ms", "milliseconds", "seconds", "MB", "plies", "nodes", "positions", "games", "runs", "processes",
+              "pieces", "seed", "share", "variance")
+#: Commands whose options another change in flight owns (checked again once it lands).
+NOT_YET = {("bench", "choose")}
+
+
+@pytest.mark.parametrize("path", [p for p, _ in COMMANDS], ids=[" ".join(p) for p, _ in COMMANDS])
+def test_every_option_has_help_with_its_unit(path: tuple[str, ...]) -> None:
+    if path in NOT_YET:
+        pytest.xfail("its options belong to another change in flight")
+    command = dict(COMMANDS)[path]
+    assert command.help, path
+    for option in options(command):
+        assert option.help and len(option.help) > 10, (path, option.opts)
+        if isinstance(option.type, (click.types.IntParamType, click.types.FloatParamType)):
+            assert re.search(rf"\b({'|'.join(UNIT_WORDS)})\b", option.help, re.IGNORECASE), \
+                f"{' '.join(path)} {option.opts[0]}: say the unit in the help ({option.help!r})"
