@@ -41,6 +41,27 @@ def test_loading_is_lenient() -> None:
     assert [i.id for i in load_files([str(DATA / "puzzles.csv")], theme="middlegame").items] == ["middlegame"]
 
 
+def test_bom_and_full_fens_in_epd(tmp_path: Path) -> None:
+    suite = tmp_path / "bom.epd"
+    suite.write_text('8/8/8/4k3/8/8/4K3/4R3 w - - bm Ra1; id "four fields";\n'
+                     '8/2K5/4B3/3N4/8/8/4k3/8 b - - 48 1 bm Kd3; id "full FEN";\n'
+                     '8/8/8/4k3/8/8/4K3/4R3 w - - 3 40\n', encoding="utf-8-sig")
+    loaded = load_files([str(suite)])
+    assert loaded.skipped == [] and [i.line for i in loaded.items] == [1, 2, 3]
+    assert [i.id for i in loaded.items][:2] == ["four fields", "full FEN"]
+    assert loaded.items[1].ops["bm"] == ["e2d3"] and loaded.items[1].board().halfmove_clock == 48
+    assert loaded.items[2].fen == "8/8/8/4k3/8/8/4K3/4R3 w - - 3 40"
+
+
+def test_bom_in_puzzle_csv(tmp_path: Path) -> None:
+    suite = tmp_path / "bom.csv"
+    suite.write_bytes(b"\xef\xbb\xbf" + (DATA / "puzzles.csv").read_bytes())
+    plain = load_files([str(DATA / "puzzles.csv")])
+    loaded = load_files([str(suite)])
+    assert loaded.errors == [] and len(loaded.items) == len(plain.items) == 7
+    assert [i.id for i in loaded.items] == [i.id for i in plain.items]
+
+
 def test_tablebase_suite_and_outputs(syzygy_path: str, tmp_path: Path) -> None:
     out_json, out_csv = tmp_path / "r.json", tmp_path / "r.csv"
     code, out, err = run("suite", str(DATA / "tablebase.epd"), "--depth", "4", "--output", str(out_json),
