@@ -18,6 +18,7 @@ from .chooser import Choice, MoveClass, RankedMove, choose, has_repeated, rank_m
 from .evaluation import Evaluator
 from .search import Info, Limits, Score, Searcher, SearchResult, TranspositionTable
 from .tablebase import NotCovered, NotCoveredError, Prober
+from .timeman import ranking_deadline
 
 #: UCI score of a tablebase verdict at the root (Stockfish's convention: a win is cp 20000).
 CLASS_SCORE = {MoveClass.WIN: 20000, MoveClass.MAYBE_WIN: 2, MoveClass.CURSED_WIN: 1, MoveClass.DRAW: 0,
@@ -32,6 +33,18 @@ def class_score(entry: RankedMove) -> Score:
     return Score(mate=1) if entry.checkmate else Score(cp=CLASS_SCORE[entry.worst])
 
 
+def class_wdl(cls: MoveClass, rule50: bool = True) -> tuple[int, int, int]:
+    """The exact win/draw/loss (permille, side to move) of a tablebase class (UCI ``wdl``).
+
+    Under the 50-move rule cursed wins and blessed losses are draws; a MAYBE class,
+    which DTZ rounding may make a draw, counts half.
+    """
+    return {MoveClass.WIN: (1000, 0, 0), MoveClass.MAYBE_WIN: (500, 500, 0),
+            MoveClass.CURSED_WIN: (0, 1000, 0) if rule50 else (1000, 0, 0), MoveClass.DRAW: (0, 1000, 0),
+            MoveClass.BLESSED_LOSS: (0, 1000, 0) if rule50 else (0, 0, 1000), MoveClass.MAYBE_LOSS: (0, 500, 500),
+            MoveClass.LOSS: (0, 0, 1000)}[cls]
+
+
 @dataclass
 class Decision:
     """The move to play and where it came from."""
@@ -39,7 +52,8 @@ class Decision:
     move: chess.Move | None
     #: "tablebase" (the chooser decided, maybe helped by a mate search) or "search".
     source: str
-    score: Score
+    #: None when no search produced a score (see :class:`~.search.SearchResult`).
+    score: Score | None
     pv: list[chess.Move] = field(default_factory=list)
     ponder: chess.Move | None = None
     #: Tablebase class and distance D of the move (None when the search decided alone).
@@ -54,6 +68,8 @@ class Decision:
     tbhits: int = 0
     time_ms: int = 0
     lines: list[tuple[Score, list[chess.Move]]] = field(default_factory=list)
+    #: "lowerbound" when the score is that of an unfinished iteration's best move.
+    bound: str | None = None
 
 
 @dataclass
@@ -132,10 +148,11 @@ class Player:
         """The move to play in ``board`` (its move stack is the game history)."""
         limits = limits or Limits()
         start = time.monotonic()
-        deadline = _deadline(limits, start)
-        # MultiPV reports every move's class: then every DTZ is probed.
+        # MultiPV reports every move's class: then every DTZ is probed. The ranking always
+        # completes unless the game clock would run out first (the time manager reserves it).
         choice = choose(board, self.prober, rule50=self.options.rule50, full=self.options.multipv > 1,
-                        root_dtz=self.options.root_dtz, deadline=None if deadline is None else deadline - 0.005)
+                        root_dtz=self.options.root_dtz,
+                        deadline=ranking_deadline(start, limits.deadline, limits.clock_deadline))
         if isinstance(choice, Choice) and choice.moves:
             decision = self._from_tables(board, choice, limits, _deadline(limits, start, soft=True))
         else:
@@ -144,16 +161,12 @@ class Player:
             if isinstance(choice, NotCovered):
                 decision.not_covered = choice
         decision.time_ms = int((time.monotonic() - start) * 1000)
-        if on_info and decision.source == "tablebase":
-            on_info(Info(max(decision.depth, 1), max(decision.depth, len(decision.pv)), decision.score,
-                         decision.nodes, 0, decision.tbhits, self.searcher.tt.hashfull(), decision.time_ms,
-                         decision.pv))
         return decision
 
     def _from_search(self, result: SearchResult) -> Decision:
         return Decision(result.best_move, "search", result.score, result.pv, result.ponder_move,
                         depth=result.depth, seldepth=result.seldepth, nodes=result.nodes, tbhits=result.tbhits,
-                        time_ms=result.time_ms, lines=result.lines)
+                        time_ms=result.time_ms, lines=result.lines, bound=result.bound)
 
     def _from_tables(self, board: chess.Board, choice: Choice, limits: Limits, due: float | None) -> Decision:
         """The chooser's move; ``due`` bounds the optional mate search and PV extension."""
@@ -170,7 +183,8 @@ class Player:
             found = self._search_among(board, candidates, limits, due)
             nodes = found.nodes
             if found.best_move is not None:
-                if best.cls.winning and found.score.mate is not None and found.score.mate > 0:
+                if (best.cls.winning and found.score is not None and found.score.mate is not None
+                        and found.score.mate > 0):
                     best = next(m for m in candidates if m.move == found.best_move)
                     score = found.score
                 elif best.cls == MoveClass.DRAW:
@@ -192,8 +206,8 @@ class Player:
     def _search_among(self, board: chess.Board, candidates: list, limits: Limits,
                       due: float | None) -> SearchResult:
         """A short search restricted to ``candidates`` (no probes in the tree: it looks for real mates)."""
-        budget = Limits(nodes=self.options.faster_mate_nodes, deadline=due, stop=limits.stop,
-                        searchmoves=[m.move for m in candidates])
+        budget = Limits(nodes=self.options.faster_mate_nodes, deadline=due, clock_deadline=limits.clock_deadline,
+                        stop=limits.stop, searchmoves=[m.move for m in candidates])
         if limits.nodes is not None:
             budget.nodes = min(budget.nodes or limits.nodes, limits.nodes)
         if limits.movetime is not None:

@@ -49,10 +49,15 @@ class _Stop(Exception):
 class Limits:
     """When to stop. Any combination; none at all means: until :attr:`stop` is set.
 
-    ``movetime`` is in milliseconds; ``deadline`` and ``soft_deadline`` are
-    ``time.monotonic()`` instants: the search stops at the hard deadline and
-    starts no new iteration after the soft one. Fields may change while a search
-    runs (UCI ``ponderhit``); ``stop`` is thread-safe.
+    ``movetime`` is in milliseconds; ``deadline``, ``soft_deadline`` and
+    ``clock_deadline`` are ``time.monotonic()`` instants: the search starts no new
+    iteration after the soft deadline and stops at the hard one or after
+    ``movetime``, but only once depth 1 (with its quiescence search) is complete,
+    so that the move played was searched. ``clock_deadline`` is when the game
+    clock itself would run out: nothing runs past it, not even depth 1, and a
+    tablebase root's ranking stops there too. ``nodes`` and ``stop`` are exact.
+    Fields may change while a search runs (UCI ``ponderhit``); ``stop`` is
+    thread-safe.
     """
 
     depth: int | None = None
@@ -60,6 +65,7 @@ class Limits:
     movetime: int | None = None
     deadline: float | None = None
     soft_deadline: float | None = None
+    clock_deadline: float | None = None
     mate: int | None = None
     searchmoves: list[chess.Move] | None = None
     infinite: bool = False
@@ -90,11 +96,15 @@ class Score:
 
 @dataclass
 class Info:
-    """Progress after an iteration (one MultiPV line of it)."""
+    """Progress after an iteration (one MultiPV line of it), or a front end's final word.
+
+    ``score`` is None when no search produced one; ``wdl`` is an exact win/draw/loss
+    in permille when it is known (a tablebase verdict), else front ends estimate it.
+    """
 
     depth: int
     seldepth: int
-    score: Score
+    score: Score | None
     nodes: int
     nps: int
     tbhits: int
@@ -103,13 +113,18 @@ class Info:
     pv: list[chess.Move]
     multipv: int = 1
     bound: str | None = None  # "lowerbound" / "upperbound" after an aspiration fail
+    wdl: tuple[int, int, int] | None = None
 
 
 @dataclass
 class SearchResult:
+    """The search's answer. ``score`` is None when no search reached a score (a limit came
+    before the first root move was searched); ``bound`` is "lowerbound" when the score is that
+    of a move an unfinished iteration proved best so far."""
+
     best_move: chess.Move | None
     ponder_move: chess.Move | None
-    score: Score
+    score: Score | None
     pv: list[chess.Move]
     depth: int
     seldepth: int
@@ -118,6 +133,7 @@ class SearchResult:
     time_ms: int
     #: Every MultiPV line of the last completed iteration: (score, pv).
     lines: list[tuple[Score, list[chess.Move]]] = field(default_factory=list)
+    bound: str | None = None
 
 
 class TranspositionTable:
@@ -177,10 +193,24 @@ def _to_tt(score: int, ply: int) -> int:
     return score
 
 
-def _from_tt(score: int, ply: int) -> int:
+def _from_tt(score: int, ply: int, clock: int) -> int:
+    """A stored score at ``ply`` with halfmove clock ``clock`` (Stockfish's ``value_from_tt``).
+
+    A mate, or a tablebase result (reached after a zeroing move), that lies more plies
+    away than the 50-move rule leaves (99 - clock) may not be reachable from here: it
+    is downgraded to the largest score of the class below, never passed on as found.
+    """
     if score >= TB_BOUND:
+        if score >= MATE_BOUND and MATE - score > 99 - clock:
+            return MATE_BOUND - 1
+        if score < MATE_BOUND and TB_WIN - score > 99 - clock:
+            return TB_BOUND - 1
         return score - ply
     if score <= -TB_BOUND:
+        if score <= -MATE_BOUND and MATE + score > 99 - clock:
+            return -MATE_BOUND + 1
+        if score > -MATE_BOUND and TB_WIN + score > 99 - clock:
+            return -TB_BOUND + 1
         return score + ply
     return score
 
@@ -223,7 +253,9 @@ class Searcher:
         self.start = time.monotonic()
         self.nodes = self.tbhits = self.seldepth = 0
         self._next_check = 0
-        self._partial: tuple[int, list[int]] | None = None
+        self._check_every = 1
+        self._searched = False  # depth 1 complete: the deadlines apply from now on
+        self._partial: tuple[int, list[int], int] | None = None
         self._line = 0
         self._killers = [[0, 0] for _ in range(MAX_PLY + 2)]
         self._pv: list[list[int]] = [[] for _ in range(MAX_PLY + 2)]
@@ -238,7 +270,7 @@ class Searcher:
         if limits.searchmoves:
             wanted = {encode(m) for m in limits.searchmoves}
             root_moves = [m for m in root_moves if m in wanted] or root_moves
-        result = SearchResult(None, None, Score(cp=0), [], 0, 0, 0, 0, 0)
+        result = SearchResult(None, None, None, [], 0, 0, 0, 0, 0)
         if not root_moves:
             result.score = Score(mate=0) if board.is_check() else Score(cp=0)
             return result
@@ -264,17 +296,20 @@ class Searcher:
                     if on_info:
                         on_info(self._info(depth, score, pv, line + 1))
                 result.depth, result.lines = depth, lines
-                if self._done_after_iteration(previous, len(root_moves)):
+                self._searched = True
+                if self._done_after_iteration(depth, previous, len(root_moves)):
                     break
         except _Stop:
             while self.board.ply:
                 self.board.pop()
             if self._partial is not None:
                 # The unfinished iteration already proved a move at least as good: play it.
-                move, pv_codes = self._partial
+                move, pv_codes, value = self._partial
                 result.best_move = decode(move)
                 result.pv = [decode(c) for c in pv_codes]
                 result.ponder_move = result.pv[1] if len(result.pv) > 1 else None
+                if not result.depth:  # no iteration complete: the partial one's score, as a bound
+                    result.score, result.bound = Score.from_value(value), "lowerbound"
         result.seldepth = self.seldepth
         result.nodes, result.tbhits = self.nodes, self.tbhits
         result.time_ms = int((time.monotonic() - self.start) * 1000)
@@ -289,16 +324,25 @@ class Searcher:
         if limits.nodes is not None and self.nodes >= limits.nodes:
             raise _Stop
         now = time.monotonic()
-        if limits.deadline is not None and now >= limits.deadline:
+        if limits.clock_deadline is not None and now >= limits.clock_deadline:
             raise _Stop
-        if limits.movetime is not None and (now - self.start) * 1000 >= limits.movetime:
-            raise _Stop
-        self._next_check = self.nodes + 256
+        if self._searched:
+            if limits.deadline is not None and now >= limits.deadline:
+                raise _Stop
+            if limits.movetime is not None and (now - self.start) * 1000 >= limits.movetime:
+                raise _Stop
+        # The next check about a quarter of a millisecond from now, at the speed measured so far.
+        elapsed = now - self.start
+        if elapsed > 0.001:
+            self._check_every = max(1, min(1024, int(self.nodes / elapsed / 4000)))
+        self._next_check = self.nodes + self._check_every
         if limits.nodes is not None:
             self._next_check = min(self._next_check, limits.nodes)
 
-    def _done_after_iteration(self, score: int, root_count: int) -> bool:
+    def _done_after_iteration(self, depth: int, score: int, root_count: int) -> bool:
         limits = self.limits
+        if abs(score) >= MATE_BOUND and depth >= MATE - abs(score) + 2:
+            return True  # a mate proven with plies to spare: deeper iterations only repeat it
         if limits.infinite:
             return False
         if limits.mate is not None and score >= MATE_BOUND and (MATE - score + 1) // 2 <= limits.mate:
@@ -378,11 +422,11 @@ class Searcher:
                         alpha = score
                         self._pv[0] = [move] + self._pv[1]
                         if self._line == 0 and i > 0:
-                            self._partial = (move, self._pv[0])
+                            self._partial = (move, self._pv[0], score)
                         if score >= beta:
                             break
                 if i == 0 and self._line == 0:
-                    self._partial = (move, self._pv[0] or [move])
+                    self._partial = (move, self._pv[0] or [move], score)
         finally:
             self._path.discard(root_key)
         return best
@@ -425,8 +469,9 @@ class Searcher:
         tt_move = 0
         if entry is not None:
             tt_move = entry[4]
-            if not pv_node and entry[1] >= depth:
-                score = _from_tt(entry[3], ply)
+            # No cutoff near the 50-move limit, where the stored line may no longer hold.
+            if not pv_node and entry[1] >= depth and board.halfmove_clock < 90:
+                score = _from_tt(entry[3], ply, board.halfmove_clock)
                 bound = entry[2]
                 if bound == EXACT or (bound == LOWER and score >= beta) or (bound == UPPER and score <= alpha):
                     return score

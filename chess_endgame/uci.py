@@ -20,7 +20,7 @@ from typing import TextIO
 import chess
 
 from . import __version__
-from .player import Decision, Player, class_score
+from .player import DEFAULT_MOVETIME_MS, Decision, Player, class_score, class_wdl
 from .position import PositionError, parse_position
 from .search import MAX_PLY, Info, Limits, Score
 from .tablebase import Prober, resolve_path, scan
@@ -110,6 +110,57 @@ def wdl_permille(score: Score) -> tuple[int, int, int]:
     return win, 1000 - win - loss, loss
 
 
+class Session:
+    """One ``go``: its limits, its worker thread and when its ``bestmove`` may go out.
+
+    The reading thread (``stop``, ``ponderhit``, ``isready``) and the worker meet
+    only here, under one lock; a session is never reused, so a late ``stop`` can
+    only reach the search it was meant for.
+    """
+
+    def __init__(self, limits: Limits, *, pondering: bool, ponder_budget: tuple[float, float, float] | None) -> None:
+        self.limits = limits
+        self._lock = threading.Lock()
+        self._pondering = pondering
+        #: ms (soft, hard, clock) to apply from ``ponderhit`` on.
+        self._ponder_budget = ponder_budget
+        #: Set on stop / ponderhit (and at once unless infinite or pondering): the bestmove may go out.
+        self.release = threading.Event()
+        #: Set by the worker just before it sends the bestmove.
+        self.finished = threading.Event()
+        self.thread: threading.Thread | None = None
+        if not (limits.infinite or pondering):
+            self.release.set()
+
+    def stop(self) -> None:
+        with self._lock:
+            self.limits.stop.set()
+            self.release.set()
+
+    def ponderhit(self) -> None:
+        """Switch from pondering to the move's own limits (a no-op unless pondering)."""
+        with self._lock:
+            if not self._pondering:
+                return
+            self._pondering = False
+            limits = self.limits
+            if self._ponder_budget is not None:
+                now = time.monotonic()
+                soft, hard, clock = self._ponder_budget
+                limits.soft_deadline, limits.deadline = now + soft / 1000, now + hard / 1000
+                limits.clock_deadline = now + clock / 1000
+            limits.infinite = False  # from now on the search's own limits (clock, depth, ...) apply
+            self.release.set()
+
+    def searching(self) -> bool:
+        """The bestmove is not out yet."""
+        return self.thread is not None and self.thread.is_alive() and not self.finished.is_set()
+
+    def join(self) -> None:
+        if self.thread is not None:
+            self.thread.join()
+
+
 class UciEngine:
     """One engine process: call :meth:`run` with the input and output streams."""
 
@@ -120,12 +171,8 @@ class UciEngine:
         self.values = {o.name.lower(): o.default for o in self.options.values()}
         self.player = player or Player(Prober(self.values["syzygypath"] or None))
         self.board = chess.Board()
-        self._thread: threading.Thread | None = None
-        self._limits: Limits | None = None
-        self._pondering = False
-        self._ponder_budget: tuple[int, int] | None = None
-        self._release = threading.Event()  # set on stop / ponderhit: a finished search may answer
-        self._finished = threading.Event()  # set by the worker just before its bestmove
+        self._session: Session | None = None
+        self._last_info: str | None = None  # the last info line of the current search, as sent
         self._pending_options: list[tuple[str, str | None]] = []
         self.debug = False
 
@@ -279,50 +326,39 @@ class UciEngine:
         self.board = board
 
     def _stop(self, args: list[str]) -> None:
-        if self._limits is not None:
-            self._limits.stop.set()
-        self._release.set()
+        session = self._session
+        if session is not None:
+            session.stop()
 
     def _ponderhit(self, args: list[str]) -> None:
-        limits = self._limits
-        if limits is None or not self._pondering:
-            return
-        self._pondering = False
-        if self._ponder_budget is not None:
-            now = time.monotonic()
-            soft, hard = self._ponder_budget
-            limits.soft_deadline, limits.deadline = now + soft / 1000, now + hard / 1000
-        limits.infinite = False  # from now on the search's own limits (clock, depth, ...) apply
-        self._release.set()
+        session = self._session
+        if session is not None:
+            session.ponderhit()
 
     # -- go ----------------------------------------------------------------------------
 
     def searching(self) -> bool:
         """A search is under way (its bestmove not yet sent)."""
-        return self._thread is not None and self._thread.is_alive() and not self._finished.is_set()
+        session = self._session
+        return session is not None and session.searching()
 
     def _stop_search(self) -> None:
-        if self._thread is not None:
-            self._stop([])
-            self._thread.join()
-            self._thread = None
+        """End the current search, if any, and wait until its bestmove is out."""
+        session, self._session = self._session, None
+        if session is not None:
+            session.stop()
+            session.join()
 
     def _go(self, args: list[str]) -> None:
         self._stop_search()
         self._apply_pending()
         limits, budget_ms, ponder = self._parse_go(args)
-        self._limits = limits
-        self._pondering = ponder
-        self._ponder_budget = budget_ms if ponder else None
-        self._release = threading.Event()
-        self._finished = threading.Event()
-        if not (limits.infinite or ponder):
-            self._release.set()
-        board = self.board.copy()
-        self._thread = threading.Thread(target=self._think, args=(board, limits), daemon=True)
-        self._thread.start()
+        session = Session(limits, pondering=ponder, ponder_budget=budget_ms if ponder else None)
+        session.thread = threading.Thread(target=self._think, args=(self.board.copy(), session), daemon=True)
+        self._session = session
+        session.thread.start()
 
-    def _parse_go(self, args: list[str]) -> tuple[Limits, tuple[int, int] | None, bool]:
+    def _parse_go(self, args: list[str]) -> tuple[Limits, tuple[float, float, float] | None, bool]:
         numbers: dict[str, int] = {}
         searchmoves: list[chess.Move] = []
         ponder = infinite = False
@@ -340,6 +376,8 @@ class UciEngine:
                     continue
                 if number < 0 and token not in ("wtime", "btime"):
                     self.info_string(f"go {token} {number}: must not be negative; ignored")
+                elif number == 0 and token in ("depth", "nodes", "mate", "movestogo"):
+                    self.info_string(f"go {token} 0: must be positive; ignored")
                 else:
                     numbers[token] = number
                 i += 2
@@ -365,11 +403,11 @@ class UciEngine:
         overhead = int(self.values["move overhead"])  # type: ignore[arg-type]
         limits = Limits(infinite=infinite, searchmoves=searchmoves or None)
         if "depth" in numbers:
-            limits.depth = max(1, min(numbers["depth"], MAX_PLY))
+            limits.depth = min(numbers["depth"], MAX_PLY)
         if "nodes" in numbers:
-            limits.nodes = max(1, numbers["nodes"])
+            limits.nodes = numbers["nodes"]
         if "mate" in numbers:
-            limits.mate = max(1, numbers["mate"])
+            limits.mate = numbers["mate"]
         if "movetime" in numbers:
             limits.movetime = max(1, numbers["movetime"] - overhead)
         ours, theirs = ("wtime", "btime") if self.board.turn == chess.WHITE else ("btime", "wtime")
@@ -381,68 +419,114 @@ class UciEngine:
         if clock is not None and not infinite:
             inc = numbers.get("winc" if self.board.turn == chess.WHITE else "binc", 0)
             b = budget(clock, inc, numbers.get("movestogo"), overhead)
-            budget_ms = (b.soft, b.hard)
+            budget_ms = (b.soft, b.hard, b.clock)
             if not ponder:
                 now = time.monotonic()
                 limits.soft_deadline, limits.deadline = now + b.soft / 1000, now + b.hard / 1000
+                limits.clock_deadline = now + b.clock / 1000
+        if not (infinite or ponder or budget_ms or numbers.keys() & {"depth", "nodes", "mate", "movetime"}):
+            # Every go ends by itself unless it says infinite or ponder.
+            self.info_string(f"go: no limit given; searching {DEFAULT_MOVETIME_MS} ms")
+            limits.movetime = DEFAULT_MOVETIME_MS
         if ponder:
             limits.infinite = True
         return limits, budget_ms, ponder
 
-    def _think(self, board: chess.Board, limits: Limits) -> None:
+    def _think(self, board: chess.Board, session: Session) -> None:
         decision: Decision | None = None
+        self._sent: dict[int, tuple] = {}
         try:
-            decision = self.player.decide(board, limits, on_info=self._on_info)
+            decision = self.player.decide(board, session.limits, on_info=self._on_info)
         except Exception as exc:  # noqa: BLE001 - report, and still answer with a legal move
             self.info_string(f"search failed: {type(exc).__name__}: {exc}")
-        if decision is not None and decision.source == "search" and decision.move is not None:
-            # The final word on the search, also when a limit cut an iteration short.
-            seconds = max(decision.time_ms, 1) / 1000
-            self._on_info(Info(max(decision.depth, 1), decision.seldepth, decision.score, decision.nodes,
-                               int(decision.nodes / seconds), decision.tbhits, self.player.searcher.tt.hashfull(),
-                               decision.time_ms, decision.pv))
+        if decision is not None:
+            for info in self._final_infos(decision):
+                self._on_info(info)
         # In ponder or infinite mode, bestmove waits for ponderhit / stop.
-        self._release.wait()
-        if decision is not None and decision.source == "tablebase" and self.player.options.multipv > 1:
-            self._tablebase_lines(decision)
+        session.release.wait()
         move = decision.move if decision is not None else None
         if move is None:
             legal = list(board.legal_moves)
             move = legal[0] if legal else None
-        self._limits = None
-        self._finished.set()
+        session.finished.set()
         if move is None:
             self.send("bestmove 0000")
         else:
             ponder = decision.ponder if decision is not None and decision.move == move else None
             self.send(f"bestmove {move.uci()}" + (f" ponder {ponder.uci()}" if ponder else ""))
 
+    def _final_infos(self, decision: Decision) -> list[Info]:
+        """The last word on a decision: the tablebase verdict (one line per move with MultiPV), or
+        the search's result where it says more than its last iteration's line."""
+        nps = decision.nodes * 1000 // max(decision.time_ms, 1)
+        hashfull = self.player.searcher.tt.hashfull()
+        if decision.source == "tablebase":
+            rule50 = self.player.options.rule50
+            if decision.choice is not None and self.player.options.multipv > 1:
+                ranked = decision.choice.moves[: self.player.options.multipv]
+                return [Info(1, 1, class_score(entry), decision.nodes, nps, decision.tbhits, hashfull,
+                             decision.time_ms, decision.pv if entry.move == decision.move else [entry.move], rank,
+                             wdl=class_wdl(entry.worst, rule50))
+                        for rank, entry in enumerate(ranked, 1)]
+            assert decision.cls is not None and decision.score is not None
+            return [Info(1, len(decision.pv), decision.score, decision.nodes, nps, decision.tbhits, hashfull,
+                         decision.time_ms, decision.pv, wdl=class_wdl(decision.cls, rule50))]
+        if decision.move is None:
+            return []
+        return [Info(max(decision.depth, 1), decision.seldepth, decision.score, decision.nodes, nps,
+                     decision.tbhits, hashfull, decision.time_ms, decision.pv, bound=decision.bound)]
+
     def _on_info(self, info: Info) -> None:
+        """Send one info line, unless it only repeats the last line of its MultiPV rank (time aside)."""
+        said = (info.depth, info.score, info.bound, info.nodes, tuple(info.pv))
+        if self._sent.get(info.multipv) == said:
+            return
+        self._sent[info.multipv] = said
         parts = [f"info depth {info.depth} seldepth {max(info.seldepth, info.depth)}"]
         if self.player.options.multipv > 1:
             parts.append(f"multipv {info.multipv}")
-        parts.append(f"score {info.score.uci()}")
-        if info.bound:
-            parts.append(info.bound)
-        if self.values["uci_showwdl"]:
-            parts.append("wdl {} {} {}".format(*wdl_permille(info.score)))
+        if info.score is not None:
+            parts.append(f"score {info.score.uci()}")
+            if info.bound:
+                parts.append(info.bound)
+            if self.values["uci_showwdl"]:
+                parts.append("wdl {} {} {}".format(*(info.wdl or wdl_permille(info.score))))
         parts.append(f"nodes {info.nodes} nps {info.nps} tbhits {info.tbhits} time {info.time_ms} "
                      f"hashfull {info.hashfull}")
         if info.pv:
             parts.append("pv " + " ".join(m.uci() for m in info.pv))
         self.send(" ".join(parts))
 
-    def _tablebase_lines(self, decision: Decision) -> None:
-        """MultiPV at a tablebase root: the chooser's ranking, one line per move."""
-        assert decision.choice is not None
-        for rank, entry in enumerate(decision.choice.moves[: self.player.options.multipv], 1):
-            self._on_info(Info(1, 1, class_score(entry), decision.nodes, 0, decision.tbhits, 0, decision.time_ms,
-                               [entry.move], rank))
+
+USAGE = """usage: chess-endgame-uci
+
+The chess-endgame UCI engine: it reads UCI commands on standard input and answers
+on standard output, for GUIs and match managers (Cutechess, Arena, lichess-bot).
+It takes no arguments; engine settings are UCI options (send "uci" to list them),
+e.g. "setoption name SyzygyPath value /path/to/syzygy". Tables default to
+$SYZYGY_PATH. Type "quit" (or end the input) to leave.
+
+options:
+  -h, --help     show this help and exit
+  --version      print the version and exit
+"""
 
 
-def main() -> None:
-    """Console entry point of ``chess-endgame-uci`` (and ``chess-endgame uci``)."""
+def main(argv: list[str] | None = None) -> int:
+    """Console entry point of ``chess-endgame-uci`` (and ``chess-endgame uci``): exit status."""
+    args = sys.argv[1:] if argv is None else argv
+    if args:
+        if args[0] in ("-h", "--help"):
+            sys.stdout.write(USAGE)
+            return 0
+        if args[0] == "--version":
+            sys.stdout.write(f"{ENGINE_NAME}\n")
+            return 0
+        sys.stderr.write(f"chess-endgame-uci: error: unexpected argument {args[0]!r} (the engine takes none; "
+                         "see --help)\n")
+        return 2
     try:
         UciEngine().run()
     except (KeyboardInterrupt, BrokenPipeError):
         pass
+    return 0

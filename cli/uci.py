@@ -14,4 +14,4 @@ def uci() -> None:
     The same as the ``chess-endgame-uci`` executable. Tables: the SyzygyPath
     option, else $SYZYGY_PATH, else the checkout's tablebases/.
     """
-    engine.main()
+    engine.main([])

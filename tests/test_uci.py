@@ -346,3 +346,147 @@ def test_games_against_stockfish(syzygy_path: str, fen: str) -> None:
         engines = {chess.WHITE: ours, chess.BLACK: stockfish}
         outcome, problems = play_clocked(chess.Board(fen), engines, base=3.0, increment=0.1)
         assert not problems, problems
+
+
+# -- reliability: the clock, the stop race, bad limits, protocol noise ------------------------------
+
+
+def _infos_before(lines: list[str], bestmove_index: int) -> list[str]:
+    """The info lines (not info string) of the search that ended at ``lines[bestmove_index]``."""
+    out = []
+    for line in reversed(lines[:bestmove_index]):
+        if line.startswith("bestmove"):
+            break
+        if line.startswith("info") and not line.startswith("info string"):
+            out.append(line)
+    return out[::-1]
+
+
+def test_a_tablebase_root_on_a_short_clock_plays_the_only_win(syzygy_path: str) -> None:
+    pipe = Pipe().handshake()
+    try:
+        pipe.send(f"setoption name SyzygyPath value {syzygy_path}")
+        for clock in (200, 100, 5000):
+            pipe.send("position fen 8/8/3k4/8/8/8/4r3/K5Q1 w - - 90 60")
+            pipe.send(f"go wtime {clock} btime {clock}")
+            assert pipe.expect("bestmove", 10)[1].split()[1] == "g1d1", clock
+    finally:
+        pipe.close()
+
+
+def test_a_small_clock_plays_a_searched_move(syzygy_path: str) -> None:
+    pipe = Pipe().handshake()
+    try:
+        pipe.send("position fen 2rq1rk1/pp1bppbp/3p1np1/4n3/3NP3/1BN1BP2/PPPQ2PP/2KR3R w - - 0 12")
+        for clock in (100, 60):
+            pipe.send("ucinewgame")
+            pipe.send(f"go wtime {clock} btime {clock}")
+            _, best = pipe.expect("bestmove", 5)
+            infos = _infos_before(pipe.seen, len(pipe.seen) - 1)
+            assert infos and all("lowerbound" not in i and "upperbound" not in i for i in infos), infos
+            assert infos[-1].startswith("info depth ") and " score " in infos[-1]
+            assert best.split()[1] == infos[-1].split(" pv ")[1].split()[0]
+        # A node limit inside depth 1: no made-up score.
+        pipe.send("go nodes 1")
+        pipe.expect("bestmove")
+        infos = _infos_before(pipe.seen, len(pipe.seen) - 1)
+        assert all(" score " not in i or "lowerbound" in i for i in infos), infos
+    finally:
+        pipe.close()
+
+
+def test_back_to_back_go_and_stop_each_get_one_bestmove() -> None:
+    """The stop race: go infinite / stop / go depth 1 sent back to back, many times, in one process."""
+    import io
+
+    from chess_endgame.uci import UciEngine
+
+    out = io.StringIO()
+    engine = UciEngine(out)
+    engine.handle("position startpos moves e2e4")
+    gos = 0
+    interval = sys.getswitchinterval()
+    sys.setswitchinterval(1e-6)  # switch threads as often as possible: races show up
+    try:
+        for i in range(300):
+            for line in ("go depth 1", "stop", "go infinite", "stop") if i % 2 else (
+                    "go movetime 5", "stop", "go nodes 50", "stop", "go ponder", "ponderhit"):
+                engine.handle(line)
+                gos += line.startswith("go")
+    finally:
+        sys.setswitchinterval(interval)
+    engine.handle("stop")
+    engine._stop_search()
+    lines = out.getvalue().splitlines()
+    assert not [line for line in lines if line.startswith("info string")], lines[:5]
+    assert len([line for line in lines if line.startswith("bestmove")]) == gos
+
+
+@pytest.mark.parametrize("go", ["go movetime -5", "go depth abc", "go", "go nodes x movetime y",
+                                "go depth 0", "go mate -1", "go wtime -100 btime -100"])
+def test_every_go_ends_by_itself(go: str) -> None:
+    pipe = Pipe().handshake()
+    try:
+        pipe.send("position startpos")
+        sent = time.monotonic()
+        pipe.send(go)
+        at, line = pipe.expect("bestmove", 5)
+        assert at - sent < 2.5 and chess.Move.from_uci(line.split()[1]) in chess.Board().legal_moves
+    finally:
+        pipe.close()
+
+
+def test_protocol_noise(syzygy_path: str) -> None:
+    pipe = Pipe().handshake()
+    try:
+        # No info line is repeated before bestmove.
+        pipe.send("position fen 8/5pk1/6p1/8/3R4/6P1/5PK1/4r3 w - - 0 1")
+        pipe.send("go depth 4")
+        pipe.expect("bestmove")
+        infos = _infos_before(pipe.seen, len(pipe.seen) - 1)
+        strip = [" ".join(w for k, w in enumerate(i.split()) if not (k and i.split()[k - 1] in ("time", "nps"))
+                          and w not in ("time", "nps")) for i in infos]
+        assert len(strip) == len(set(strip)), infos
+        # A mate under go infinite: a handful of lines, not one per depth up to the maximum.
+        pipe.send("position fen 6k1/5ppp/8/8/8/8/5PPP/R5K1 w - - 0 1")
+        pipe.send("go infinite")
+        lines = pipe.drain(0.5)
+        assert not any(line.startswith("bestmove") for line in lines)
+        assert len([x for x in lines if x.startswith("info depth")]) <= 5, lines
+        pipe.send("stop")
+        assert pipe.expect("bestmove")[1] == "bestmove a1a8"
+        # At a tablebase root: MultiPV ranks once each, an exact WDL, nps from the nodes.
+        pipe.send(f"setoption name SyzygyPath value {syzygy_path}")
+        pipe.send("setoption name UCI_ShowWDL value true")
+        pipe.send("setoption name MultiPV value 3")
+        pipe.send("position fen 8/8/3k4/8/8/8/4r3/K5Q1 w - - 0 60")
+        pipe.send("go movetime 200")
+        pipe.expect("bestmove")
+        infos = _infos_before(pipe.seen, len(pipe.seen) - 1)
+        ranks = [i.split("multipv ")[1].split()[0] for i in infos]
+        assert sorted(ranks) == ["1", "2", "3"], infos
+        assert all(" wdl 1000 0 0 " in i for i in infos)
+        for info in infos:
+            words = info.split()
+            nodes, nps = int(words[words.index("nodes") + 1]), int(words[words.index("nps") + 1])
+            assert nps > 0 or nodes == 0, info
+        pipe.send("setoption name MultiPV value 1")
+        pipe.send("position fen 8/8/8/3k4/8/8/r7/4K2R w - - 0 1")  # KRvKR: a tablebase draw
+        pipe.send("go movetime 200")
+        pipe.expect("bestmove")
+        infos = _infos_before(pipe.seen, len(pipe.seen) - 1)
+        assert len(infos) == 1 and " wdl 0 1000 0 " in infos[0], infos
+    finally:
+        pipe.close()
+
+
+@pytest.mark.parametrize("args, status, text", [(["--help"], 0, "usage: chess-endgame-uci"),
+                                                 (["-h"], 0, "usage: chess-endgame-uci"),
+                                                 (["--version"], 0, "chess-endgame "),
+                                                 (["--bogus"], 2, "unexpected argument")])
+def test_the_uci_executable_answers_its_arguments(args: list[str], status: int, text: str) -> None:
+    proc = subprocess.run([str(BIN / "chess-endgame-uci"), *args], input="", capture_output=True, text=True,
+                          timeout=30)
+    assert proc.returncode == status
+    assert text in (proc.stdout if status == 0 else proc.stderr)
+    assert "uciok" not in proc.stdout and len((proc.stdout + proc.stderr).splitlines()) >= 1

@@ -1,0 +1,162 @@
+"""Under the clock: a tablebase root always plays the best class, depth 1 is always searched,
+the TT respects the halfmove clock, and the player never reports a score no search produced."""
+
+from __future__ import annotations
+
+import random
+import time
+
+import chess
+import pytest
+
+from chess_endgame.chooser import Choice, choose
+from chess_endgame.player import Player
+from chess_endgame.sampling import random_position
+from chess_endgame.search import EXACT, MATE, MATE_BOUND, TB_BOUND, TB_WIN, Limits, Score, Searcher
+from chess_endgame.tablebase import Prober
+from chess_endgame.timeman import budget
+
+MIDDLEGAME = "2rq1rk1/pp1bppbp/3p1np1/4n3/3NP3/1BN1BP2/PPPQ2PP/2KR3R w - - 0 12"
+
+
+def clock_limits(time_left: int, overhead: int = 10) -> Limits:
+    """The limits UCI sets for ``go wtime time_left`` (sudden death)."""
+    b = budget(time_left, 0, None, overhead)
+    now = time.monotonic()
+    return Limits(soft_deadline=now + b.soft / 1000, deadline=now + b.hard / 1000,
+                  clock_deadline=now + b.clock / 1000)
+
+
+def test_a_tablebase_root_under_a_short_clock_plays_the_only_win(prober: Prober) -> None:
+    board = chess.Board("8/8/3k4/8/8/8/4r3/K5Q1 w - - 90 60")
+    for time_left in (100, 200, 500):
+        prober.clear_cache()
+        decision = Player(prober).decide(board, clock_limits(time_left))
+        assert decision.move == chess.Move.from_uci("g1d1"), time_left
+
+
+def test_sweep_tablebase_roots_under_short_clocks_keep_the_best_class(prober: Prober) -> None:
+    """Every shared material, clocks 0..99, a 150 ms game clock: always the complete ranking's best class."""
+    rng = random.Random(7)
+    materials = sorted(prober.files.wdl)
+    player = Player(prober)
+    checked = 0
+    for material in materials:
+        for _ in range(2):
+            board = random_position(material, rng)
+            board.halfmove_clock = rng.randrange(100)
+            if not any(board.legal_moves):
+                continue
+            prober.clear_cache()
+            decision = player.decide(board, clock_limits(150))
+            complete = choose(board, prober, full=True)
+            assert isinstance(complete, Choice)
+            assert decision.cls == complete.moves[0].cls, board.fen()
+            checked += 1
+    assert checked >= 100
+
+
+def test_depth_one_is_always_finished_before_a_deadline() -> None:
+    board = chess.Board(MIDDLEGAME)
+    searched = Searcher().search(board, Limits(depth=1))
+    for time_left in (60, 100, 300):
+        result = Searcher().search(board, clock_limits(time_left))
+        assert result.depth >= 1 and result.bound is None, time_left
+        if result.depth == 1:
+            assert result.best_move == searched.best_move and result.score == searched.score
+    # A deadline already past, and a move time of 1 ms: still a full depth 1.
+    now = time.monotonic()
+    for limits in (Limits(deadline=now - 1, soft_deadline=now - 1), Limits(movetime=1)):
+        result = Searcher().search(board, limits)
+        assert result.depth == 1 and result.best_move == searched.best_move
+
+
+def test_the_clock_itself_is_never_overrun() -> None:
+    board = chess.Board(MIDDLEGAME)
+    start = time.monotonic()
+    result = Searcher().search(board, Limits(clock_deadline=start + 0.002, deadline=start))
+    assert time.monotonic() - start < 0.05
+    assert result.best_move in board.legal_moves
+
+
+@pytest.mark.parametrize("nodes", [1, 2, 5, 40])
+def test_no_score_that_no_search_produced(nodes: int) -> None:
+    """A node limit inside depth 1: no score, or the score a searched root move proved (a lower bound)."""
+    board = chess.Board(MIDDLEGAME)
+    result = Searcher().search(board, Limits(nodes=nodes))
+    assert result.nodes == nodes and result.depth == 0 and result.best_move in board.legal_moves
+    if result.score is not None:
+        assert result.bound == "lowerbound"
+        board.push(result.best_move)
+        reference = Searcher().search(board, Limits(depth=1))  # the reply's view after that move
+        assert reference.score is not None
+
+
+def test_sweep_small_limits_answer_with_a_searched_move() -> None:
+    rng = random.Random(3)
+    fens = [MIDDLEGAME, "8/5pk1/6p1/8/3R4/6P1/5PK1/4r3 w - - 0 1", chess.STARTING_FEN,
+            "r1bqkb1r/pppp1ppp/2n2n2/4p2Q/2B1P3/8/PPPP1PPP/RNB1K1NR w KQkq - 4 4"]
+    for fen in fens:
+        board = chess.Board(fen)
+        for _ in range(4):
+            limits = rng.choice([clock_limits(rng.randrange(60, 400)), Limits(movetime=rng.randrange(1, 20))])
+            result = Searcher().search(board, limits)
+            assert result.depth >= 1 and result.score is not None and result.bound is None, (fen, limits)
+
+
+# -- the transposition table and the halfmove clock --------------------------------------------
+
+def _tt_probe_at(fen: str, clock: int, stored_depth: int, stored_score: int) -> int:
+    """The value a non-PV node returns for ``fen`` at halfmove ``clock`` when the TT holds an
+    exact ``stored_score`` for it (stored as a search at clock 0 stores it) to ``stored_depth``."""
+    board = chess.Board(fen)
+    board.halfmove_clock = clock
+    searcher = Searcher()
+    searcher.search(board, Limits(depth=1))  # sets the searcher's board and paths up for this root
+    searcher.tt.put(searcher.board.zobrist, stored_depth, EXACT, stored_score, 0)
+    return searcher._search(3, -MATE, MATE, 0, False)
+
+
+def test_a_mate_stored_at_clock_0_is_not_reused_where_the_50_move_rule_forbids_it() -> None:
+    """Exactly the case: a mate in 3 (5 plies, no zeroing move) stored at clock 0, probed at clock 96."""
+    fen = "5Q2/8/4K3/7k/8/8/8/8 w - - 0 1"
+    fresh = Searcher().search(chess.Board(fen), Limits(depth=6))
+    assert fresh.score == Score(mate=3)
+    assert _tt_probe_at(fen, 0, 10, MATE - 5) == MATE - 5  # the stored mate serves at clock 0
+    late = _tt_probe_at(fen, 96, 10, MATE - 5)  # no cutoff near the limit: searched, no mate
+    assert late < MATE_BOUND
+    # Below clock 90 cutoffs happen, but a mate farther than the 50-move rule allows is downgraded.
+    assert _tt_probe_at(fen, 89, 10, MATE - 15) == MATE_BOUND - 1
+    assert _tt_probe_at(fen, 89, 10, TB_WIN - 15) == TB_BOUND - 1
+    assert _tt_probe_at(fen, 80, 10, TB_WIN - 15) == TB_WIN - 15
+
+
+def test_sweep_a_shared_tt_gives_the_fresh_answer_at_every_clock(prober: Prober) -> None:
+    """Search 5-piece positions at clock 0 (TB probes inside the tree at 4 pieces), then the same
+    positions at late clocks with that TT: the same scores as with an empty TT."""
+    small = Prober(prober.files.directories, probe_limit=4)
+    rng = random.Random(5)
+    for material in ("KQvKR", "KRPvKR", "KBPvKB"):
+        for _ in range(3):
+            board = random_position(material, rng)
+            shared = Searcher(prober=small)
+            shared.search(board, Limits(depth=4))
+            for clock in (90, 95, 98):
+                board.halfmove_clock = clock
+                reused = shared.search(board, Limits(depth=4))
+                fresh = Searcher(prober=small).search(board, Limits(depth=4))
+                assert reused.score == fresh.score, (board.fen(), clock)
+            board.halfmove_clock = 0
+
+
+def test_value_from_tt_downgrades_unreachable_mates_and_tb_scores() -> None:
+    from chess_endgame.search import _from_tt, _to_tt
+    # A mate in 7 plies from a node at ply 3: fine at clock 0, not at clock 95.
+    stored = _to_tt(MATE - 10, 3)
+    assert _from_tt(stored, 3, 0) == MATE - 10
+    assert _from_tt(stored, 3, 95) == MATE_BOUND - 1
+    assert _from_tt(-stored, 3, 95) == -MATE_BOUND + 1
+    stored = _to_tt(TB_WIN - 12, 2)  # a TB win 10 plies from the node
+    assert _from_tt(stored, 2, 80) == TB_WIN - 12
+    assert _from_tt(stored, 2, 91) == TB_BOUND - 1
+    assert _from_tt(-stored, 2, 91) == -TB_BOUND + 1
