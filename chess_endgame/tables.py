@@ -347,21 +347,31 @@ class DownloadError(Exception):
     """A download failed (network, server or a bad file); the message says which and why."""
 
 
+class FileUnavailable(DownloadError):
+    """The mirror refused one file (an HTTP error status such as 404); the others may still come."""
+
+
 @dataclass
 class DownloadResult:
     downloaded: list[str] = field(default_factory=list)
     present: list[str] = field(default_factory=list)
+    #: Files that failed their checks after the download (deleted): name -> problem.
     failed: dict[str, str] = field(default_factory=dict)
+    #: Files the mirror refused: name -> why.
+    unavailable: dict[str, str] = field(default_factory=dict)
+    #: Files that were present but bad, and were fetched again: name -> what was wrong.
+    replaced: dict[str, str] = field(default_factory=dict)
     bytes: int = 0
+    #: The network failure that stopped the download (the next run resumes), or None.
+    stopped: str | None = None
+    #: Ctrl-C stopped it (the file in transfer stays as .part, to resume).
+    interrupted: bool = False
 
 
-def _check_downloaded(path: str, filename: str, checksums: dict[str, str] | None) -> str | None:
-    problems = structure_problems(path)
-    if problems:
-        return "; ".join(problems)
-    if checksums is not None and filename in checksums and embedded_checksum(path) != checksums[filename]:
-        return f"embedded checksum differs from the list ({checksums[filename]})"
-    return None
+def _file_problem(path: str, checksums: dict[str, str] | None) -> str | None:
+    """What ``tablebases verify`` (without --deep) finds wrong with the file, or None."""
+    problems = verify_file(path, checksums=checksums).problems
+    return "; ".join(problems) if problems else None
 
 
 def fetch(url: str, target: str, *, timeout: float = 30.0,
@@ -411,7 +421,7 @@ def fetch(url: str, target: str, *, timeout: float = 30.0,
                 raise DownloadError(f"{url}: connection closed after {os.path.getsize(part)} of "
                                     f"{total} bytes; run the command again to resume")
     except urllib.error.HTTPError as exc:
-        raise DownloadError(f"{url}: the mirror answered HTTP {exc.code} {exc.reason}") from None
+        raise FileUnavailable(f"{url}: the mirror answered HTTP {exc.code} {exc.reason}") from None
     except urllib.error.URLError as exc:
         raise DownloadError(f"cannot reach {url}: {exc.reason}; check the network or try "
                             f"another --mirror") from None
@@ -429,34 +439,52 @@ def download(files: list[str], dest: str, *, mirror: str = DEFAULT_MIRROR,
              on_done: Callable[[str, str], None] | None = None) -> DownloadResult:
     """Download ``files`` (names like ``KQvK.rtbw``) from ``mirror`` into ``dest``.
 
-    Files already present and sound are kept. Each new file is written as
-    ``.part``, resumed with HTTP Range after an interruption, checked (structure
-    always, embedded checksum when ``checksums`` lists it) and then renamed into
-    place atomically. A file that fails its checks is deleted and reported.
-    Stops at the first network failure (the next run resumes); raises
-    :exc:`DownloadError` then.
+    Files already present are kept when ``tablebases verify`` finds them sound
+    (header, size, python-chess opens them, the embedded checksum when
+    ``checksums`` lists it); a bad one is fetched again. Each new file is
+    written as ``.part``, resumed with HTTP Range after an interruption,
+    checked the same way and then renamed into place atomically; a file that
+    fails its checks is deleted and reported in ``failed``. A file the mirror
+    refuses (HTTP 404, ...) goes to ``unavailable`` and the others still come.
+    A network failure stops the download (``stopped``), as does Ctrl-C
+    (``interrupted``): what was done is in the result, the next run resumes.
     """
     os.makedirs(dest, exist_ok=True)
     result = DownloadResult()
     base = mirror if mirror.endswith("/") else mirror + "/"
-    for filename in files:
-        target = os.path.join(dest, filename)
-        if os.path.exists(target) and _check_downloaded(target, filename, checksums) is None:
-            result.present.append(filename)
+    try:
+        for filename in files:
+            target = os.path.join(dest, filename)
+            if os.path.exists(target):
+                problem = _file_problem(target, checksums)
+                if problem is None:
+                    result.present.append(filename)
+                    if on_done:
+                        on_done(filename, "present")
+                    continue
+                os.remove(target)
+                result.replaced[filename] = problem
+            if on_start:
+                on_start(filename)
+            try:
+                result.bytes += fetch(base + filename, target, timeout=timeout, on_bytes=on_bytes)
+            except FileUnavailable as exc:
+                result.unavailable[filename] = str(exc)
+                if on_done:
+                    on_done(filename, "unavailable")
+                continue
+            problem = _file_problem(target, checksums)
+            if problem:
+                os.remove(target)
+                result.failed[filename] = problem
+                if on_done:
+                    on_done(filename, f"bad: {problem}")
+                continue
+            result.downloaded.append(filename)
             if on_done:
-                on_done(filename, "present")
-            continue
-        if on_start:
-            on_start(filename)
-        result.bytes += fetch(base + filename, target, timeout=timeout, on_bytes=on_bytes)
-        problem = _check_downloaded(target, filename, checksums)
-        if problem:
-            os.remove(target)
-            result.failed[filename] = problem
-            if on_done:
-                on_done(filename, f"bad: {problem}")
-            continue
-        result.downloaded.append(filename)
-        if on_done:
-            on_done(filename, "downloaded")
+                on_done(filename, "downloaded")
+    except DownloadError as exc:
+        result.stopped = str(exc)
+    except KeyboardInterrupt:
+        result.interrupted = True
     return result

@@ -10,7 +10,7 @@ from tqdm import tqdm
 from chess_endgame import tables
 from chess_endgame.tablebase import HOW_TO_GET_TABLES, default_directory, resolve_path
 
-from .common import echo_json, fail, user_errors
+from .common import echo_json, fail, interrupted, user_errors
 
 
 def _mib(size: int) -> str:
@@ -155,19 +155,24 @@ def download(pieces: str, wdl_only: bool, dest: str | None, mirror: str,
             bar.close()
         overall.update(1)
 
-    try:
-        result = tables.download(files, dest, mirror=mirror, checksums=checksums, timeout=timeout,
-                                 on_start=on_start, on_bytes=on_bytes, on_done=on_done)
-    except tables.DownloadError as exc:
-        for bar in current.values():
-            bar.close()
-        overall.close()
-        click.echo(f"chess-endgame: download failed: {exc}", err=True)
-        sys.exit(1)
+    result = tables.download(files, dest, mirror=mirror, checksums=checksums, timeout=timeout,
+                             on_start=on_start, on_bytes=on_bytes, on_done=on_done)
+    for bar in current.values():
+        bar.close()
     overall.close()
     click.echo(f"downloaded {len(result.downloaded)} files ({_mib(result.bytes)}), "
-               f"{len(result.present)} already present, {len(result.failed)} bad")
+               f"{len(result.present)} already present, {len(result.failed)} bad, "
+               f"{len(result.unavailable)} not on the mirror")
+    for name, problem in result.replaced.items():
+        click.echo(f"fetched again {name}: the file present was bad ({problem})")
     for name, problem in result.failed.items():
         click.echo(f"BAD {name}: {problem}")
+    for name, problem in result.unavailable.items():
+        click.echo(f"NOT ON THE MIRROR {name}: {problem}")
+    if result.interrupted:
+        interrupted("the files listed as downloaded are in place; run the command again to resume")
+    if result.stopped:
+        click.echo(f"chess-endgame: download failed: {result.stopped}", err=True)
+        sys.exit(1)
     click.echo(f"use them with: SYZYGY_PATH={dest} (or --syzygy-path / UCI SyzygyPath)")
-    sys.exit(1 if result.failed else 0)
+    sys.exit(1 if result.failed or result.unavailable else 0)

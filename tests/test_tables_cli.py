@@ -170,10 +170,36 @@ def test_download_rejects_a_bad_checksum(syzygy_dir: Path, tmp_path: Path) -> No
 def test_download_missing_file_on_mirror(syzygy_dir: Path, tmp_path: Path) -> None:
     mirror = _mirror_dir(syzygy_dir, tmp_path)
     (mirror / "KNvK.rtbw").unlink()
+    dest = tmp_path / "d"
     with serve(str(mirror)) as (url, _):
-        code, _, err = run("tablebases", "download", "--pieces", "3", "--dest", str(tmp_path / "d"),
-                           "--mirror", url)
-    assert code == 1 and "HTTP 404" in err and "KNvK.rtbw" in err
+        code, out, err = run("tablebases", "download", "--pieces", "3", "--dest", str(dest), "--mirror", url)
+    # The 404 is reported and the run fails, but every other file still comes.
+    assert code == 1, err
+    assert "downloaded 9 files" in out and "1 not on the mirror" in out
+    assert "NOT ON THE MIRROR KNvK.rtbw" in out and "HTTP 404" in out
+    assert sorted(p.name for p in dest.iterdir()) == sorted(n for n in tables.table_files(3) if n != "KNvK.rtbw")
+
+
+def test_download_fetches_again_what_verify_calls_bad(syzygy_dir: Path, tmp_path: Path) -> None:
+    mirror = _mirror_dir(syzygy_dir, tmp_path)
+    dest = tmp_path / "dest"
+    dest.mkdir()
+    for name in tables.table_files(3):
+        shutil.copy(mirror / name, dest / name)
+        os.chmod(dest / name, 0o644)
+    data = bytearray((dest / "KRvK.rtbw").read_bytes())
+    data[10:60] = b"\x7f" * 50  # header and size still pass; python-chess cannot open it
+    (dest / "KRvK.rtbw").write_bytes(bytes(data))
+    code, out, _ = run("tablebases", "verify", str(dest))
+    assert code == 1 and "BAD" in out and "KRvK.rtbw" in out
+    with serve(str(mirror)) as (url, log):
+        code, out, err = run("tablebases", "download", "--pieces", "3", "--dest", str(dest), "--mirror", url)
+    assert code == 0, err
+    assert "downloaded 1 files" in out and "9 already present" in out
+    assert "fetched again KRvK.rtbw" in out
+    assert [name for name, _ in log] == ["KRvK.rtbw"]
+    assert (dest / "KRvK.rtbw").read_bytes() == (syzygy_dir / "KRvK.rtbw").read_bytes()
+    assert run("tablebases", "verify", str(dest))[0] == 0
 
 
 def test_download_network_failure(tmp_path: Path) -> None:
