@@ -240,6 +240,8 @@ def choose(board: chess.Board, prober: Prober, *, rule50: bool = True, full: boo
         complete = True
         if not full and root_wdl == 2 and not any(m.exact and m.distance == 1 for m in moves):
             pending, complete = _fastest_win(board, prober, pending, clock, rule50, deadline)
+        elif not full and root_wdl == -2:
+            pending, complete = _longest_loss(board, prober, pending, clock, rule50, deadline)
         exact = [m for m in moves if m.exact]
         best_low = max([m.cls for m in exact] + lows, default=MoveClass.LOSS)
         if deadline is not None:  # checks first: under a deadline the likeliest best moves get resolved
@@ -355,6 +357,77 @@ def _fastest_win(board: chess.Board, prober: Prober, pending: list[tuple[RankedM
             _cap(entry, bound + 1, clock, rule50)
         done.add(id(entry))
     return [p for p in pending if id(p[0]) not in done], True
+
+
+def _longest_loss(board: chess.Board, prober: Prober, pending: list[tuple[RankedMove, MoveClass, int]], clock: int,
+                  rule50: bool, deadline: float | None) -> tuple[list[tuple[RankedMove, MoveClass, int]], bool]:
+    """At a lost root, resolve the move that resists longest (the first in UCI order on a tie).
+
+    The mirror of :func:`_fastest_win`: the root's DTZ bounds the longest resistance; a
+    candidate is refuted by the first winning reply that zeroes sooner than the best found
+    so far, so only the moves that can resist longest cost a full DTZ probe.
+    """
+    losses = sorted((p for p in pending if p[0].wdl == -2), key=lambda p: p[0].uci)
+    if not losses:
+        return pending, True
+    ceiling = -prober.probe_dtz(board) + 1  # no move resists longer (give or take a ply of rounding)
+    best = ceiling - 3  # a move must resist longer than this to be a candidate
+    done: set[int] = set()
+    refutations: list[chess.Move] = []
+    for i, (entry, _low, _least) in enumerate(losses):
+        if deadline is not None and time.monotonic() >= deadline:
+            return pending, False
+        if best >= ceiling:
+            for later, _, _ in losses[i:]:
+                _cap_loss(later, best, clock, rule50)
+                done.add(id(later))
+            break
+        if _loss_beyond(board, entry.move, prober, best, refutations):
+            _resolve(board, entry, prober, clock, rule50)
+            assert entry.distance is not None
+            best = max(best, -entry.distance)
+        else:
+            _cap_loss(entry, best, clock, rule50)
+        done.add(id(entry))
+    return [p for p in pending if id(p[0]) not in done], True
+
+
+def _cap_loss(entry: RankedMove, most: int, clock: int, rule50: bool) -> None:
+    """An unresolved losing move known to resist at most ``most`` plies: its best class."""
+    entry.cls = min(entry.cls, classify(-max(most, 1), max(most, 1) + clock, rule50=rule50))
+
+
+def _loss_beyond(board: chess.Board, move: chess.Move, prober: Prober, bound: int,
+                 refutations: list[chess.Move]) -> bool:
+    """Whether losing ``move`` may resist more than ``bound`` plies (|D| > bound).
+
+    False as soon as one winning reply zeroes within ``bound`` plies of the root side's move:
+    a zeroing reply that keeps the win, or a quiet one after which DTZ + 1 is that short.
+    """
+    board.push(move)
+    try:
+        if board.ep_square is not None or prober.dtz_stored(board):
+            return prober.probe_dtz(board) + 1 > bound
+        replies = list(board.generate_legal_moves())
+        first = [m for m in refutations if m in replies]
+        for reply in first + [m for m in replies if m not in first]:
+            zeroing = board.is_zeroing(reply)
+            board.push(reply)
+            try:
+                if zeroing:
+                    shorter = 2 <= bound and prober.probe_wdl(board) == -2
+                else:
+                    dtz = prober.probe_dtz(board)
+                    shorter = dtz < 0 and 2 - dtz <= bound
+            finally:
+                board.pop()
+            if shorter:
+                if reply not in first:
+                    refutations.insert(0, reply)
+                return False
+        return True
+    finally:
+        board.pop()
 
 
 def _cap(entry: RankedMove, least_distance: int, clock: int, rule50: bool) -> None:

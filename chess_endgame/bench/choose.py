@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+import math
 import random
 import statistics
 import time
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 
 import chess
@@ -76,3 +78,49 @@ def bench_choose(path: str, *, per_material: int = 25, seed: int = 1, repeat: in
         same += fast_choice.result == slow_choice.result and fast_choice.best.cls == slow_choice.best.cls
     prober.close()
     return ChooseBench(len(boards), materials, chooser_ms, naive_ms, same, chooser_dtz, naive_dtz)
+
+
+@dataclass
+class WorstCase:
+    """The chooser's time per root over every material present: what the time manager reserves."""
+
+    positions: int
+    materials: int
+    #: (ms, fen) per position, slowest last
+    timings: list[tuple[float, str]]
+
+    def percentile(self, q: float) -> float:
+        """The q-th percentile (0..100) of the times, nearest rank: p99.9 needs 1000 positions to differ
+        from the maximum."""
+        ordered = [ms for ms, _ in self.timings]
+        return ordered[min(len(ordered) - 1, max(0, math.ceil(q / 100 * len(ordered)) - 1))]
+
+    @property
+    def slowest(self) -> tuple[float, str]:
+        return self.timings[-1]
+
+
+def bench_worst(path: str, *, per_material: int = 20, seed: int = 1,
+                progress: Callable[[Iterable], Iterable] | None = None) -> WorstCase:
+    """Time one cold choice (empty probe cache, as in a game) of seeded positions of every material
+    whose tables are all present, each with a random halfmove clock 0..99."""
+    prober = Prober(path)
+    materials = present(prober, sorted(prober.files.wdl))
+    if not materials:
+        raise ValueError(f"bench choose needs complete WDL and DTZ tables in {path}")
+    boards = positions(materials, per_material, seed)
+    rng = random.Random(seed)
+    for board in boards:
+        board.halfmove_clock = rng.randrange(100)
+    boards = [b for b in boards if any(b.legal_moves)]
+    for board in boards[:: max(1, per_material)]:  # page every table file in once
+        choose(board, prober)
+    timings = []
+    for board in (progress or iter)(boards):
+        prober.clear_cache()
+        start = time.perf_counter()
+        choose(board, prober)
+        timings.append(((time.perf_counter() - start) * 1000, board.fen()))
+    prober.close()
+    timings.sort()
+    return WorstCase(len(boards), len(materials), timings)
