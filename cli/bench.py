@@ -3,16 +3,19 @@
 from __future__ import annotations
 
 import statistics
+import sys
 
 import click
+from tqdm import tqdm
 
-from chess_endgame.bench.choose import bench_choose
+from chess_endgame.bench.choose import bench_choose, bench_worst
 from chess_endgame.bench.common import percentile
 from chess_endgame.bench.convert import bench_convert
 from chess_endgame.bench.features import bench_features
 from chess_endgame.bench.probe import REVIEW_PASSES, bench_probe
 from chess_endgame.bench.search import REFERENCE_NPS, bench_search
 from chess_endgame.tablebase import resolve_path
+from chess_endgame.timeman import RANKING_MS
 
 from .common import fail, syzygy_path_option, user_errors
 
@@ -64,12 +67,16 @@ def probe(syzygy_path: str | None, positions: int, seed: int, repeat: int, game_
 @bench.command("choose")
 @syzygy_path_option
 @click.option("--positions", default=25, show_default=True, type=click.IntRange(1, 10000),
-              help="Random positions per material present.")
-@click.option("--seed", default=1, show_default=True, type=int)
-@click.option("--repeat", default=3, show_default=True, type=click.IntRange(1, 100))
+              help="Random positions per material for the chooser-against-naive comparison.")
+@click.option("--worst-positions", default=20, show_default=True, type=click.IntRange(0, 10000), metavar="N",
+              help="Random positions per material (every material present) for the worst case; 0 skips it.")
+@click.option("--seed", default=1, show_default=True, type=int, help=SEED_HELP)
+@click.option("--repeat", default=3, show_default=True, type=click.IntRange(1, 100),
+              help="Timings per position in the comparison (the best one counts).")
 @user_errors
-def choose(syzygy_path: str | None, positions: int, seed: int, repeat: int) -> None:
-    """Milliseconds per root choice: the chooser against the naive baseline (DTZ of every child)."""
+def choose(syzygy_path: str | None, positions: int, worst_positions: int, seed: int, repeat: int) -> None:
+    """Milliseconds per root choice: the chooser against the naive baseline (DTZ of every child), and
+    the chooser's worst case over every material present at clocks 0..99 (what the time manager reserves)."""
     path = _tables(syzygy_path)
     r = bench_choose(path, per_material=positions, seed=seed, repeat=repeat)
     click.echo(f"{r.positions} positions (seed {seed}, clocks 0..99) of {', '.join(r.materials)}")
@@ -79,6 +86,16 @@ def choose(syzygy_path: str | None, positions: int, seed: int, repeat: int) -> N
         click.echo(f"{label:<10}{statistics.median(times):>11.2f}{percentile(times, 95):>9.2f}{dtz:>12}")
     click.echo(f"speed-up: median {r.ratio_median:.2f}x, p95 {r.ratio_p95:.2f}x (target >= 1.5x)")
     click.echo(f"same best class: {r.same_class}/{r.positions} ({100 * r.same_class / r.positions:.0f}%)")
+    if worst_positions:
+        w = bench_worst(path, per_material=worst_positions, seed=seed,
+                        progress=lambda items: tqdm(items, desc="worst case", unit="pos", file=sys.stderr,
+                                                    dynamic_ncols=True, disable=None, leave=False))
+        ms, fen = w.slowest
+        click.echo(f"worst case, one cold choice each: {w.positions} positions of {w.materials} materials, "
+                   f"clocks 0..99")
+        click.echo(f"  median {w.percentile(50):.2f} ms, p99 {w.percentile(99):.2f} ms, "
+                   f"p99.9 {w.percentile(99.9):.2f} ms, max {ms:.2f} ms ({fen})")
+        click.echo(f"  reserved by the time manager: {RANKING_MS} ms")
 
 
 @bench.command("convert")
