@@ -10,14 +10,14 @@ from tqdm import tqdm
 
 from chess_endgame.bench.choose import bench_choose, bench_worst
 from chess_endgame.bench.common import percentile
-from chess_endgame.bench.convert import bench_convert
+from chess_endgame.bench.convert import ConvertRun, bench_convert
 from chess_endgame.bench.features import bench_features
-from chess_endgame.bench.probe import REVIEW_PASSES, bench_probe
-from chess_endgame.bench.search import REFERENCE_NPS, bench_search
+from chess_endgame.bench.probe import REVIEW_PASSES, WORKLOADS, Rate, bench_probe
+from chess_endgame.bench.search import POSITIONS, SearchRow, bench_search
 from chess_endgame.tablebase import resolve_path
 from chess_endgame.timeman import RANKING_MS
 
-from .common import fail, syzygy_path_option, user_errors
+from .common import fail, interrupted, syzygy_path_option, user_errors
 
 #: Help of every benchmark's --seed.
 SEED_HELP = "Seed of the random positions (same seed, same workload)."
@@ -26,6 +26,11 @@ SEED_HELP = "Seed of the random positions (same seed, same workload)."
 @click.group()
 def bench() -> None:
     """Speed benchmarks on fixed, seeded workloads."""
+
+
+def _bar(total: int, desc: str, unit: str) -> tqdm:
+    """A progress bar on stderr (shown on a terminal only), gone when done."""
+    return tqdm(total=total, desc=desc, unit=unit, file=sys.stderr, dynamic_ncols=True, disable=None, leave=False)
 
 
 def _tables(syzygy_path: str | None) -> str:
@@ -50,17 +55,26 @@ def _tables(syzygy_path: str | None) -> str:
 def probe(syzygy_path: str | None, positions: int, seed: int, repeat: int, game_plies: int) -> None:
     """WDL and DTZ probes per second: the prober against raw python-chess."""
     path = _tables(syzygy_path)
-    result = bench_probe(path, per_material=positions, seed=seed, repeat=repeat, game_plies=game_plies)
+    rows: list[tuple[str, Rate, Rate]] = []
+    with _bar(WORKLOADS, "probe", "workload") as bar:
+        try:
+            result = bench_probe(path, per_material=positions, seed=seed, repeat=repeat, game_plies=game_plies,
+                                 on_row=lambda *row: (rows.append(row), bar.update(1)))
+        except KeyboardInterrupt:
+            result = None
     click.echo(f"tables: {path}")
-    once, review = result.replay_hit_rates
-    click.echo(f"workloads: {result.positions} random positions (seed {seed}); the probes of a "
-               f"{result.replay_plies}-ply game of the player against the tablebase defender, as played "
-               f"(cache hit rate {once:.0%}) and replayed {REVIEW_PASSES}x as when reviewing it in a GUI "
-               f"({review:.0%})")
+    if result is not None:
+        once, review = result.replay_hit_rates
+        click.echo(f"workloads: {result.positions} random positions (seed {seed}); the probes of a "
+                   f"{result.replay_plies}-ply game of the player against the tablebase defender, as played "
+                   f"(cache hit rate {once:.0%}) and replayed {REVIEW_PASSES}x as when reviewing it in a GUI "
+                   f"({review:.0%})")
     click.echo(f"{'workload':<26}{'probes':>8}{'python-chess/s':>16}{'prober/s':>12}{'ratio':>8}")
-    for label, raw, ours in result.rows:
+    for label, raw, ours in rows:
         click.echo(f"{label:<26}{raw.probes:>8}{raw.per_second:>16,.0f}{ours.per_second:>12,.0f}"
                    f"{ours.per_second / raw.per_second:>8.2f}")
+    if result is None:
+        interrupted(f"{len(rows)} of {WORKLOADS} workloads measured")
     click.echo(f"targets: distinct positions ratio >= 0.9; game replayed {REVIEW_PASSES}x ratio >= 5")
 
 
@@ -109,14 +123,23 @@ def choose(syzygy_path: str | None, positions: int, worst_positions: int, seed: 
 def convert(syzygy_path: str | None, positions: int, seed: int, mate_nodes: int) -> None:
     """Play seeded won positions against the tablebase defender: pure DTZ and faster-mate modes."""
     path = _tables(syzygy_path)
-    r = bench_convert(path, count=positions, seed=seed, mate_nodes=mate_nodes)
-    click.echo(f"{r.positions} won positions (seed {seed}) of {', '.join(r.materials)}")
+    runs: list[ConvertRun] = []
+    with _bar(2 * positions, "convert", "game") as bar:
+        try:
+            r = bench_convert(path, count=positions, seed=seed, mate_nodes=mate_nodes,
+                              on_game=lambda: bar.update(1), on_run=runs.append)
+        except KeyboardInterrupt:
+            r = None
+    if r is not None:
+        click.echo(f"{r.positions} won positions (seed {seed}) of {', '.join(r.materials)}")
     click.echo(f"{'mode':<14}{'converted':>11}{'mean plies to mate':>20}")
-    for run in r.runs:
-        click.echo(f"{run.mode:<14}{run.wins:>6}/{r.positions:<4}{run.mean_plies:>20.1f}")
+    for run in runs:
+        click.echo(f"{run.mode:<14}{run.wins:>6}/{positions:<4}{run.mean_plies:>20.1f}")
         for fen, result, why in run.failures:
             click.echo(f"  not converted: {fen} -> {result} ({why})")
-    pure, fast = r.runs
+    if r is None:
+        interrupted(f"{len(runs)} of 2 modes complete")
+    pure, fast = runs
     if pure.plies and fast.plies:
         click.echo(f"faster-mate mode mates in {fast.mean_plies / pure.mean_plies:.2f}x the plies of pure DTZ play")
 
@@ -133,21 +156,24 @@ def search(depth: int | None, movetime: int | None, repeat: int) -> None:
     """Nodes per CPU-second on a fixed list of positions (no tables), and a node-count signature."""
     if depth is not None and movetime is not None:
         fail("give --depth or --movetime, not both")
-    rows = bench_search(depth=depth, movetime=movetime, repeat=repeat)
+    rows: list[SearchRow] = []
+    stopped = False
+    with _bar(len(POSITIONS), "search", "pos") as bar:
+        try:
+            bench_search(depth=depth, movetime=movetime, repeat=repeat,
+                         on_row=lambda row: (rows.append(row), bar.update(1)))
+        except KeyboardInterrupt:
+            stopped = True
     click.echo(f"{'position':<34}{'depth':>6}{'nodes':>10}{'cpu s':>8}{'nodes/cpu-s':>13}  best   score")
     for row in rows:
         click.echo(f"{row.name:<34}{row.depth:>6}{row.nodes:>10}{row.cpu_seconds:>8.2f}{row.nps:>13,.0f}  "
                    f"{row.best_move:<6} {row.score}")
+    if stopped:
+        interrupted(f"{len(rows)} of {len(POSITIONS)} positions measured")
     nodes = sum(r.nodes for r in rows)
     cpu = sum(r.cpu_seconds for r in rows)
     click.echo(f"{'total':<34}{'':>6}{nodes:>10}{cpu:>8.2f}{nodes / cpu:>13,.0f}")
     click.echo(f"signature: {nodes}" if movetime is None else "signature: n/a (time-limited run)")
-    click.echo("against the pure-Python peers (nodes per CPU-second; target >= 1.2x the better):")
-    for row in rows:
-        if row.fen in REFERENCE_NPS:
-            pc, sf = REFERENCE_NPS[row.fen]
-            click.echo(f"  {row.name:<32} ours {row.nps:>9,.0f}  python-chess engine {pc:>7,}  sunfish {sf:>7,}"
-                       f"  ratio {row.nps / max(pc, sf):.2f}")
 
 
 @bench.command("features")
@@ -157,6 +183,7 @@ def search(depth: int | None, movetime: int | None, repeat: int) -> None:
 @user_errors
 def features(positions: int, seed: int) -> None:
     """Seconds to compute the evaluation features of N positions (target: 100k in under a minute)."""
-    count, wall, cpu = bench_features(positions, seed)
+    with _bar(positions, "positions", "pos") as bar:
+        count, wall, cpu = bench_features(positions, seed, progress=bar.update)
     click.echo(f"{count} positions (3 to 18 pieces, seed {seed}): feature matrix in {wall:.2f} s "
                f"({cpu:.2f} CPU s), {count / wall:,.0f} positions/s")

@@ -46,9 +46,16 @@ def present(prober: Prober, materials: Sequence[str]) -> list[str]:
     return found
 
 
-def positions(materials: Sequence[str], per_material: int, seed: int) -> list[chess.Board]:
+def positions(materials: Sequence[str], per_material: int, seed: int,
+              progress: Callable[[int], None] | None = None) -> list[chess.Board]:
+    """``per_material`` seeded random positions of each material; ``progress(n)`` after each material."""
     rng = random.Random(seed)
-    return [random_position(m, rng) for m in materials for _ in range(per_material)]
+    boards = []
+    for material in materials:
+        boards += [random_position(material, rng) for _ in range(per_material)]
+        if progress:
+            progress(per_material)
+    return boards
 
 
 def won_positions(prober: Prober, materials: Sequence[str], count: int, seed: int) -> list[chess.Board]:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import statistics
+from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from ..engines import PlayerEngine, SearchLimits
@@ -34,8 +35,13 @@ class ConvertBench:
     runs: list[ConvertRun]
 
 
-def bench_convert(path: str, *, count: int = 12, seed: int = 1, mate_nodes: int = 20000) -> ConvertBench:
-    """Play ``count`` seeded won positions against the tablebase defender, pure DTZ and faster-mate."""
+def bench_convert(path: str, *, count: int = 12, seed: int = 1, mate_nodes: int = 20000,
+                  on_game: Callable[[], None] | None = None,
+                  on_run: Callable[[ConvertRun], None] | None = None) -> ConvertBench:
+    """Play ``count`` seeded won positions against the tablebase defender, pure DTZ and faster-mate.
+
+    ``on_game`` is called after each game, ``on_run`` with each mode's results when they are complete.
+    """
     prober = Prober(path)
     materials = present(prober, CONVERT_MATERIALS)
     if not materials:
@@ -56,6 +62,10 @@ def bench_convert(path: str, *, count: int = 12, seed: int = 1, mate_nodes: int 
                 run.plies.append(record.plies)
             else:
                 run.failures.append((board.fen(), record.result, record.termination))
+            if on_game:
+                on_game()
         runs.append(run)
+        if on_run:
+            on_run(run)
     prober.close()
     return ConvertBench(len(boards), materials, runs)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import time
+from collections.abc import Callable
 
 import chess
 
@@ -12,9 +13,13 @@ from .common import positions
 MATERIALS = ("KRPvKR", "KQvKR", "KBNvK", "KPPvKP", "KRPPvKRP", "KBPPvKNPP", "KQRBNPPPPvKQRBNPPPP")
 
 
-def bench_features(count: int = 100_000, seed: int = 1) -> tuple[int, float, float]:
-    """(positions, seconds to build the positions' feature matrix, CPU seconds)."""
-    boards: list[chess.Board] = positions(MATERIALS, -(-count // len(MATERIALS)), seed)[:count]
+def bench_features(count: int = 100_000, seed: int = 1,
+                   progress: Callable[[int], None] | None = None) -> tuple[int, float, float]:
+    """(positions, seconds to build the positions' feature matrix, CPU seconds).
+
+    Generating the positions is not timed; ``progress(n)`` follows it, n positions at a time.
+    """
+    boards: list[chess.Board] = positions(MATERIALS, -(-count // len(MATERIALS)), seed, progress)[:count]
     wall, cpu = time.perf_counter(), time.process_time()
     matrix = feature_matrix(boards)
     assert matrix.shape[0] == len(boards)

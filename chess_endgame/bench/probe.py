@@ -22,6 +22,8 @@ REPLAY_MATERIAL = "KRPvKR"
 #: Replaying the game's probes this many times models reviewing it in an analysis GUI, stepping
 #: back and forth through the moves with the engine running.
 REVIEW_PASSES = 5
+#: Rows of the benchmark: WDL and DTZ on distinct positions, the game as played, and replayed.
+WORKLOADS = 6
 
 
 @dataclass
@@ -86,8 +88,8 @@ def record_game(path: str, seed: int, plies: int = 120, nodes: int = 2000) -> tu
     return wdl_requests, dtz_requests, record.plies
 
 
-def bench_probe(path: str, *, per_material: int = 300, seed: int = 1, repeat: int = 3,
-                game_plies: int = 120) -> ProbeBench:
+def bench_probe(path: str, *, per_material: int = 300, seed: int = 1, repeat: int = 3, game_plies: int = 120,
+                on_row: Callable[[str, Rate, Rate], None] | None = None) -> ProbeBench:
     """Probes per second through the prober and through raw python-chess.
 
     Distinct positions: seeded random KQvKR, KRPvK, KRPvKR positions (every
@@ -95,7 +97,8 @@ def bench_probe(path: str, *, per_material: int = 300, seed: int = 1, repeat: in
     the requests made while the player plays a seeded game against the
     tablebase defender (positions repeat: the defender looks at the position
     the player is about to reach, the PV extension at the next moves),
-    replayed through a fresh cache.
+    replayed through a fresh cache. ``on_row`` sees each workload's rates as
+    soon as they are measured (there are :data:`WORKLOADS`).
     """
     prober = Prober(path)
     missing = [m for m in PROBE_MATERIALS if m not in present(prober, PROBE_MATERIALS)]
@@ -129,6 +132,8 @@ def bench_probe(path: str, *, per_material: int = 300, seed: int = 1, repeat: in
         run_raw(kind, items)()  # warm-up: page the files in
         raw_time, prober_time = best_times([run_raw(kind, items), run_prober(kind, items)], repeat)
         rows.append((label, Rate(len(items), raw_time), Rate(len(items), prober_time)))
+        if on_row:
+            on_row(*rows[-1])
 
     hit_rates = []
     for passes in (1, REVIEW_PASSES):

@@ -7,6 +7,7 @@ signature: any change of search behaviour changes it.
 from __future__ import annotations
 
 import time
+from collections.abc import Callable
 from dataclasses import dataclass
 
 import chess
@@ -30,15 +31,6 @@ POSITIONS: tuple[tuple[str, str, int], ...] = (
     ("endgame 3: KRvK", "8/2k5/8/8/3K4/8/3R4/8 w - - 0 1", 8),
 )
 
-#: Pure-Python peers on this machine type, nodes per CPU-second (from the searcher issue):
-#: (python-chess based alpha-beta engine, sunfish).
-REFERENCE_NPS = {
-    chess.STARTING_FEN: (25000, 20000),
-    "8/5pk1/6p1/8/3R4/6P1/5PK1/4r3 w - - 0 1": (47000, 40000),
-    "8/2k5/8/8/3K4/8/3R4/8 w - - 0 1": (65000, 73000),
-}
-
-
 @dataclass
 class SearchRow:
     name: str
@@ -55,12 +47,13 @@ class SearchRow:
 
 
 def bench_search(*, depth: int | None = None, movetime: int | None = None, repeat: int = 3,
-                 hash_mb: int = 16) -> list[SearchRow]:
+                 hash_mb: int = 16, on_row: Callable[[SearchRow], None] | None = None) -> list[SearchRow]:
     """Search every position (no tables: pure search speed) ``repeat`` times from a fresh searcher.
 
     Fixed depth (each position's own, or ``depth``) keeps node counts exact, so
     the best CPU time of the repeats gives the speed; with ``movetime`` the run
-    with the most nodes per CPU-second is kept.
+    with the most nodes per CPU-second is kept. ``on_row`` sees each position's
+    row as soon as it is measured.
     """
     rows = []
     for name, fen, own_depth in POSITIONS:
@@ -77,4 +70,6 @@ def bench_search(*, depth: int | None = None, movetime: int | None = None, repea
                 best = row
         assert best is not None
         rows.append(best)
+        if on_row:
+            on_row(best)
     return rows
