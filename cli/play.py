@@ -8,7 +8,7 @@ import chess
 import click
 
 from chess_endgame.engines import EngineError, ExternalEngine, PlayerEngine, SearchLimits
-from chess_endgame.game import PlayedMove, TablebaseAgent, play_game
+from chess_endgame.game import GameRecord, PlayedMove, TablebaseAgent, play_game
 from chess_endgame.search import Limits
 from chess_endgame.tablebase import category
 
@@ -18,6 +18,7 @@ from .common import (
     board_from,
     echo_json,
     fail,
+    interrupted,
     limit_options,
     make_player,
     one_stdout,
@@ -119,15 +120,22 @@ def play(fen: str, opponent: str, max_plies: int, pgn_path: str | None, no_faste
             fail(str(exc))
     white, black = (ours, theirs) if board.turn == chess.WHITE else (theirs, ours)
 
-    def show(after: chess.Board, played: PlayedMove) -> None:
+    played: list[PlayedMove] = []
+
+    def show(after: chess.Board, move: PlayedMove) -> None:
+        played.append(move)
         number = after.fullmove_number - (1 if after.turn == chess.WHITE else 0)
         dots = "." if after.turn == chess.BLACK else "..."
-        click.echo(f"{number}{dots} {played.san:<8} {played.comment}", err=err)
+        click.echo(f"{number}{dots} {move.san:<8} {move.comment}", err=err)
 
+    stopped: BaseException | None = None
     try:
         record = play_game(board, white, black, max_plies=max_plies, prober=player.prober, on_move=show)
-    except EngineError as exc:
-        fail(str(exc))
+    except (KeyboardInterrupt, EngineError) as exc:
+        # Keep the game so far: the moves are printed, the PGN gets them with result "*".
+        stopped = exc
+        record = GameRecord(board.fen(), white.name, black.name, played, "*",
+                            "engine error" if isinstance(exc, EngineError) else "interrupted")
     finally:
         theirs.close()
     click.echo(f"result: {record.result} ({record.termination}) after {record.plies} plies", err=err)
@@ -136,4 +144,8 @@ def play(fen: str, opponent: str, max_plies: int, pgn_path: str | None, no_faste
             f.write(record.pgn())
         if not err:
             click.echo(f"PGN written to {pgn_path}", err=True)
+    if isinstance(stopped, EngineError):
+        fail(str(stopped))
+    if stopped is not None:
+        interrupted(f"the {record.plies} plies played are above" + (f" and in {pgn_path}" if pgn_path else ""))
     sys.exit(0)

@@ -10,12 +10,13 @@ from tqdm import tqdm
 
 from chess_endgame import tune as tuning
 from chess_endgame.evaluation import Weights, WeightsError, load_weights, save_weights
-from chess_endgame.match import play_match
+from chess_endgame.match import MatchResult, play_match
 
 from .common import (
     STDOUT,
     OutputFile,
     fail,
+    interrupted,
     load_prober,
     one_stdout,
     open_output,
@@ -96,13 +97,13 @@ def tune(per_material: int, seed: int, pgn_path: str | None, pgn_per_game: int, 
     say(f"scale: P(win) = sigmoid({k:.5f} * h), h in centipawns")
     say(f"{'':<16}{'train log-loss':>16}{'held-out log-loss':>19}{'held-out sign':>15}")
     say(f"{'start weights':<16}{report.hand_train:>16.4f}{report.hand_holdout:>19.4f}"
-               f"{100 * report.hand_sign:>14.1f}%")
+        f"{100 * report.hand_sign:>14.1f}%")
     say(f"{'tuned weights':<16}{report.tuned_train:>16.4f}{report.tuned_holdout:>19.4f}"
-               f"{100 * report.tuned_sign:>14.1f}%")
+        f"{100 * report.tuned_sign:>14.1f}%")
     changed = sorted(zip(start.as_dict(), start.vector, tuned, strict=True), key=lambda t: -abs(t[2] - t[1]))
     say("largest changes: " + ", ".join(f"{n} {a:.1f}->{b:.1f}" for n, a, b in changed[:6]))
     say("kept (too little support in the sample): "
-               + (", ".join(n for n, f in zip(start.as_dict(), frozen, strict=True) if f) or "none"))
+        + (", ".join(n for n, f in zip(start.as_dict(), frozen, strict=True) if f) or "none"))
     weights = Weights(np.round(tuned, 3), f"tuned: seed {seed}, {report.train_size} positions, k {k:.5f}")
     with open_output(output) as f:
         save_weights(weights, f, comment="Weights fitted by chess-endgame tune to tablebase WDL labels.")
@@ -111,16 +112,25 @@ def tune(per_material: int, seed: int, pgn_path: str | None, pgn_per_game: int, 
 
     score = None
     if match_games:
+        done = MatchResult()
         with _bar(match_games, "match", "game") as bar:
-            def progress(result) -> None:
+            def progress(result: MatchResult) -> None:
+                nonlocal done
+                done = result
                 bar.set_postfix(score=f"{result.score:.3f}")
                 bar.update(1)
 
-            result = play_match(weights, start, games=match_games, nodes=match_nodes, seed=seed, prober=prober,
-                                progress=progress)
-        score = result.score
-        say(f"match, tuned against start weights, {match_nodes} nodes a move: +{result.wins} ={result.draws} "
-                   f"-{result.losses} of {result.games}, score {score:.3f}")
+            try:
+                play_match(weights, start, games=match_games, nodes=match_nodes, seed=seed, prober=prober,
+                           progress=progress)
+            except KeyboardInterrupt:
+                bar.close()
+                say(f"match stopped after {done.games} of {match_games} games: +{done.wins} ={done.draws} "
+                    f"-{done.losses}" + (f", score {done.score:.3f}" if done.games else ""))
+                interrupted("the tuned weights are written; nothing was installed")
+        score = done.score
+        say(f"match, tuned against start weights, {match_nodes} nodes a move: +{done.wins} ={done.draws} "
+            f"-{done.losses} of {done.games}, score {score:.3f}")
     if install:
         reasons = tuning.reasons_not_to_install(report, score, match_games)
         if reasons:

@@ -1,7 +1,8 @@
 """A local HTTP mirror for download tests: serves a directory on 127.0.0.1 with Range support.
 
 ``cut_after`` makes the first response for each named file stop after that many
-bytes (the connection is closed mid-transfer), as a flaky network would.
+bytes (the connection is closed mid-transfer), as a flaky network would;
+``delay`` makes every response wait that many seconds, as a slow one would.
 """
 
 from __future__ import annotations
@@ -10,6 +11,7 @@ import http.server
 import os
 import re
 import threading
+import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 
@@ -17,6 +19,7 @@ from contextlib import contextmanager
 class _Handler(http.server.BaseHTTPRequestHandler):
     root: str
     cut_after: dict[str, int]
+    delay: float
     log: list[tuple[str, str | None]]
 
     def do_GET(self) -> None:  # noqa: N802 - http.server's naming
@@ -24,6 +27,7 @@ class _Handler(http.server.BaseHTTPRequestHandler):
         path = os.path.join(self.root, name)
         range_header = self.headers.get("Range")
         self.log.append((name, range_header))
+        time.sleep(self.delay)
         if not os.path.isfile(path):
             self.send_error(404, "not found")
             return
@@ -58,10 +62,11 @@ class _Handler(http.server.BaseHTTPRequestHandler):
 
 
 @contextmanager
-def serve(root: str, cut_after: dict[str, int] | None = None) -> Iterator[tuple[str, list]]:
+def serve(root: str, cut_after: dict[str, int] | None = None, delay: float = 0.0) -> Iterator[tuple[str, list]]:
     """Yield (base URL, request log) of a mirror serving ``root``."""
     log: list[tuple[str, str | None]] = []
-    handler = type("Handler", (_Handler,), {"root": root, "cut_after": dict(cut_after or {}), "log": log})
+    handler = type("Handler", (_Handler,), {"root": root, "cut_after": dict(cut_after or {}), "delay": delay,
+                                            "log": log})
     server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), handler)
     thread = threading.Thread(target=server.serve_forever, daemon=True)
     thread.start()
