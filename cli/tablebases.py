@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import sys
 
 import click
@@ -133,6 +134,12 @@ def download(pieces: str, wdl_only: bool, dest: str | None, mirror: str,
     """Download the official Syzygy files, resuming partial ones, checking each file."""
     dest = dest or default_directory()
     checksums = tables.read_checksums(checksum_files) if checksum_files else None
+    try:  # the destination is checked before any download
+        os.makedirs(dest, exist_ok=True)
+    except OSError as exc:
+        fail(f"cannot create the directory {dest}: {exc.strerror or exc}")
+    if not os.access(dest, os.W_OK | os.X_OK):
+        fail(f"cannot write in {dest}: permission denied")
     files = tables.table_files(int(pieces), wdl_only=wdl_only)
     click.echo(f"{len(files)} files from {mirror} into {dest}", err=True)
     overall = tqdm(total=len(files), unit="file", desc="tables", file=sys.stderr, dynamic_ncols=True, disable=None)

@@ -210,3 +210,13 @@ def test_download_network_failure(tmp_path: Path) -> None:
                        "--mirror", f"http://127.0.0.1:{port}/", "--timeout", "5")
     assert code == 1
     assert "cannot reach" in err and "Traceback" not in err
+
+
+def test_download_checks_its_directory_before_any_transfer(tmp_path: Path) -> None:
+    blocker = tmp_path / "a-file"
+    blocker.write_text("not a directory\n")
+    for dest in (blocker, blocker / "sub"):
+        code, out, err = run("tablebases", "download", "--pieces", "3", "--dest", str(dest),
+                             "--mirror", "http://127.0.0.1:9/")
+        assert code == 2 and out == "" and len(err.strip().splitlines()) == 1, err
+        assert err.startswith("chess-endgame: error: ") and str(blocker) in err
