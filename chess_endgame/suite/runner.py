@@ -2,12 +2,13 @@
 
 from __future__ import annotations
 
-import multiprocessing
+import functools
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
 import chess
 
+from ..batch import LocalProcesses, run_batch
 from ..engines import EngineError, ExternalEngine, PlayerEngine, SearchLimits
 from ..game import TablebaseAgent, play_game
 from ..player import Player
@@ -51,6 +52,10 @@ class _Worker:
         self.spec = spec
         self.solver: PlayerEngine | ExternalEngine | None = spec.solver()
         self.prober = Prober(spec.syzygy_path or None)
+
+    def run(self, task: tuple[int, Item]) -> Result:
+        """One task of the batch runner: (index, item)."""
+        return self.solve(*task)
 
     def solve(self, index: int, item: Item) -> Result:
         board = item.board()
@@ -139,77 +144,32 @@ def _mates_now(board: chess.Board, uci: str) -> bool:
         board.pop()
 
 
-# -- worker processes ---------------------------------------------------------------------
-
-_worker: _Worker | None = None
-_init_error = [""]
-
-
-def _init(spec: EngineSpec) -> None:
-    global _worker
-    import signal
-
-    signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl-C is the parent's business
-    try:
-        _worker = _Worker(spec)
-    except EngineError as exc:
-        _worker = None
-        _init_error[0] = str(exc)
-
-
-def _solve(task: tuple[int, Item]) -> Result:
-    index, item = task
-    if _worker is None:
-        result = Result(index, item.file, item.line, item.id, item.kind, item.fen, item.operations)
-        result.error = _init_error[0] or "the engine could not be started"
-        return result
-    return _worker.solve(index, item)
-
-
 def run_items(items: list[Item], spec: EngineSpec, *, jobs: int = 1,
               on_result: Callable[[Result], None] | None = None) -> Outcome:
     """Solve every item; ``on_result`` sees each result as it arrives. Ctrl-C keeps what is done.
 
+    Runs through the shared batch runner (:mod:`..batch`), one engine per process.
+
     :raises EngineError: when the engine cannot be started at all.
     """
     outcome = Outcome()
-    tasks = list(enumerate(items))
 
     def take(result: Result) -> bool:
-        outcome.results.append(result)
         if on_result:
             on_result(result)
         if result.error:
             outcome.errors.append(f"{result.id}: {result.error}")
         return len(outcome.errors) < MAX_CRASHES
 
-    try:
-        if jobs <= 1:
-            worker = _Worker(spec)
-            try:
-                for task in tasks:
-                    if not take(worker.solve(*task)):
-                        break
-            finally:
-                worker.close()
-        else:
-            spec.solver().close()  # fail early, in the parent, when the engine cannot start
-            context = multiprocessing.get_context("spawn")
-            with context.Pool(jobs, initializer=_init, initargs=(spec,)) as pool:
-                try:
-                    for result in pool.imap_unordered(_solve, tasks):
-                        if not take(result):
-                            break
-                except KeyboardInterrupt:
-                    pool.terminate()
-                    raise
-    except KeyboardInterrupt:
-        outcome.interrupted = True
-    except EngineError:
+    if jobs > 1:
+        spec.solver().close()  # fail early, in the parent, when the engine cannot start
+    batch = run_batch(functools.partial(_Worker, spec), list(enumerate(items)), backend=LocalProcesses(jobs),
+                      on_result=take)
+    outcome.results, outcome.interrupted = batch.results, batch.interrupted
+    if isinstance(batch.error, EngineError):
         if not outcome.results:
-            raise  # the engine cannot start at all
+            raise batch.error  # the engine cannot start at all
         outcome.errors.append("the engine could not be restarted")
-    except Exception as exc:  # noqa: BLE001 - keep what was done; the caller reports it
-        outcome.errors.append(f"the run stopped: {type(exc).__name__}: {exc}")
-    outcome.results.sort(key=lambda r: r.index)
+    elif batch.error is not None:
+        outcome.errors.append(f"the run stopped: {type(batch.error).__name__}: {batch.error}")
     return outcome
