@@ -81,14 +81,23 @@ def assert_interrupted(code: int, err: str) -> None:
     assert "chess-endgame: interrupted" in err and "Traceback" not in err, err
 
 
-#: Every long command, and a moment when it is at work.
+def _moves(out: str) -> list[str]:
+    return [line for line in out.splitlines() if line[:1].isdigit()]
+
+
+def moves_played(count: int) -> Ready:
+    return lambda out, err, elapsed: len(_moves(out)) >= count
+
+
+#: Every long command, and a moment when it is at work. Searches are limited by wall time (--movetime),
+#: so that a faster searcher cannot finish before the Ctrl-C.
 LONG_COMMANDS: dict[str, tuple[list[str], Ready]] = {
-    "play": (["play", ROOK_ENDING, "--opponent", "self", "--depth", "4"], after(3)),
+    "play": (["play", ROOK_ENDING, "--opponent", "self", "--movetime", "300"], moves_played(2)),
     "suite": (["suite", str(DATA / "tactics.epd"), "--movetime", "300"], after(3)),
     "tune": (["tune", "--per-material", "10", "--match-games", "400", "--output", os.devnull], after(3)),
-    "bench search": (["bench", "search", "--repeat", "1"], after(3)),
+    "bench search": (["bench", "search", "--movetime", "1000", "--repeat", "1"], after(3)),
     "bench probe": (["bench", "probe"], after(3)),
-    "bench convert": (["bench", "convert"], after(3)),
+    "bench convert": (["bench", "convert", "--positions", "60"], after(3)),
     "bench features": (["bench", "features"], after(3)),
     "bench choose": (["bench", "choose"], after(3)),
     "tablebases verify": (["tablebases", "verify", "--deep", "--samples", "1000"], after(3)),
@@ -101,14 +110,10 @@ def test_ctrl_c_exits_130(syzygy_path: str, name: str) -> None:
     assert_interrupted(*interrupt(args, ready)[::2])
 
 
-def _moves(out: str) -> list[str]:
-    return [line for line in out.splitlines() if line[:1].isdigit()]
-
-
 def test_play_keeps_the_game_so_far(syzygy_path: str, tmp_path: Path) -> None:
     pgn = tmp_path / "game.pgn"
-    code, out, err = interrupt(["play", ROOK_ENDING, "--opponent", "self", "--depth", "4", "--pgn", str(pgn)],
-                               lambda out, err, t: len(_moves(out)) >= 3)
+    code, out, err = interrupt(["play", ROOK_ENDING, "--opponent", "self", "--movetime", "300", "--pgn", str(pgn)],
+                               moves_played(3))
     assert_interrupted(code, err)
     assert "result: * (interrupted)" in out
     game = chess.pgn.read_game(pgn.open())
@@ -119,7 +124,7 @@ def test_play_keeps_the_game_so_far(syzygy_path: str, tmp_path: Path) -> None:
 @pytest.mark.skipif(not os.path.exists(STOCKFISH), reason="Debian's stockfish is not installed")
 def test_play_against_an_engine_stops_it_too(syzygy_path: str) -> None:
     code, out, err = interrupt(["play", ROOK_ENDING, "--opponent", STOCKFISH, "--movetime", "300"],
-                               lambda out, err, t: len(_moves(out)) >= 2)
+                               moves_played(2))
     assert_interrupted(code, err)
     assert "result: * (interrupted)" in out
 
@@ -143,7 +148,7 @@ def test_suite_json_keeps_the_positions_done(syzygy_path: str) -> None:
 
 
 def test_bench_search_keeps_the_rows_measured(syzygy_path: str) -> None:
-    code, out, err = interrupt(["bench", "search", "--repeat", "1"], after(5))
+    code, out, err = interrupt(["bench", "search", "--movetime", "500", "--repeat", "1"], after(4))
     assert_interrupted(code, err)
     rows = out.splitlines()[1:]
     assert out.startswith("position") and 1 <= len(rows) < 13 and "signature" not in out
