@@ -16,6 +16,7 @@ Inside the tree moves are int codes (see :mod:`.searchboard`); the board is a
 
 from __future__ import annotations
 
+import math
 import threading
 import time
 from collections.abc import Callable
@@ -23,8 +24,9 @@ from dataclasses import dataclass, field
 
 import chess
 
-from .evaluation import Evaluator
+from .evaluation import PASSED_MASK, Evaluator
 from .searchboard import SearchBoard, decode, encode, zobrist
+from .see import see
 from .tablebase import NotCoveredError, Prober
 
 MATE = 32000
@@ -38,6 +40,23 @@ EXACT, LOWER, UPPER = 0, 1, 2
 _NO_PV: list[int] = []  # shared, never mutated
 _PIECE_VALUE = (0, 100, 320, 330, 500, 950, 20000)
 _CAPTURE, _PROMOTION, _KILLER1, _KILLER2 = 1_000_000, 900_000, 800_000, 700_000
+_BAD_CAPTURE = -1_000_000
+#: What a move is, for ordering, pruning and reductions (moves from KILLER on are quiet).
+TT_MOVE, GOOD_CAPTURE, PROMOTION, BAD_CAPTURE, KILLER, QUIET = range(6)
+
+# Selective search. Each piece keeps its endgame guard (see Searcher._search); the figures
+# are Stockfish's ideas at this engine's scale (centipawns, plies, move counts).
+RFP_DEPTH, RFP_MARGIN = 6, 90            # reverse futility: static eval - margin x depth >= beta
+NULL_VERIFY_DEPTH = 8                    # null move: verify with a real search from this depth on
+FUTILITY_DEPTH = 3
+FUTILITY_MARGIN = (0, 150, 300, 450)     # quiet moves skipped when static eval + margin <= alpha
+LMP_COUNT = (0, 5, 8, 13, 20)            # quiet moves searched at depth d before the rest are skipped
+MAX_MOVES = 256
+#: Late move reductions by depth and move number (searched moves so far).
+LMR = [[0 if d < 3 or m < 2 else int(0.5 + math.log(d) * math.log(m) / 2.2) for m in range(MAX_MOVES)]
+       for d in range(MAX_PLY + 1)]
+HISTORY_GOOD = 2000                      # quiet moves above this history are reduced one ply less
+PAWN_ENDING_EXTENSION = 2                # a capture that leaves only kings and pawns
 _HISTORY_MAX = 500_000
 
 
@@ -279,6 +298,7 @@ class Searcher:
         previous = 0
         try:
             for depth in range(1, min(limits.depth or MAX_PLY, MAX_PLY) + 1):
+                self._root_depth = depth
                 lines = []
                 excluded: set[int] = set()
                 for line in range(min(self.multipv, len(root_moves))):
@@ -433,10 +453,13 @@ class Searcher:
 
     # -- the tree --------------------------------------------------------------------
 
-    def _search(self, depth: int, alpha: int, beta: int, ply: int, pv_node: bool) -> int:
+    def _search(self, depth: int, alpha: int, beta: int, ply: int, pv_node: bool, null_ok: bool = True,
+                checkers: int = -1) -> int:
+        """Negamax value of the position at ``ply`` (``checkers``: its checking pieces when the caller
+        already knows them, else -1)."""
         if depth <= 0:
             self._pv[ply] = _NO_PV
-            return self._qsearch(alpha, beta, ply, True)
+            return self._qsearch(alpha, beta, ply, True, checkers)
         self.nodes += 1
         if self.nodes >= self._next_check:
             self._check()
@@ -448,7 +471,8 @@ class Searcher:
         key = board.zobrist
         if key in self._path or self._game_counts.get(key, 0) >= 2:
             return 0
-        checkers = board.checkers()
+        if checkers < 0:
+            checkers = board.checkers()
         if board.halfmove_clock >= 100 and (not checkers or board.moves(checkers)):
             return 0
         if not (board.pawns | board.rooks | board.queens) and board.is_insufficient_material():
@@ -494,28 +518,89 @@ class Searcher:
                         else:
                             max_value = value
 
+        us = board.turn
+        # Pieces other than king and pawns for the side to move: without them zugzwang is the rule.
+        pieces_us = board.occupied_co[us] & ~(board.pawns | board.kings)
+        static = -INF
+        if not checkers:
+            static = self._evaluate()
+            if not pv_node and abs(beta) < TB_BOUND:
+                # Reverse futility pruning (static null move): far above beta near the leaves.
+                if depth <= RFP_DEPTH and pieces_us and static - RFP_MARGIN * depth >= beta:
+                    return static
+                # Null-move pruning: let the opponent move twice; if that still fails high, so does this.
+                if null_ok and depth >= 3 and pieces_us and static >= beta:
+                    reduction = 3 + depth // 4 + min(2, (static - beta) // 200)
+                    board.push_null()
+                    self._path.add(key)
+                    try:
+                        score = -self._search(depth - 1 - reduction, -beta, -beta + 1, ply + 1, False, False)
+                    finally:
+                        self._path.discard(key)
+                        board.pop()
+                    if score >= beta:
+                        if score >= TB_BOUND:
+                            score = beta  # a mate or TB win found by passing proves nothing
+                        if depth < NULL_VERIFY_DEPTH:
+                            return score
+                        # Deep nodes: verify with a reduced search without null moves (zugzwang).
+                        if self._search(depth - reduction, beta - 1, beta, ply, False, False) >= beta:
+                            return score
+        # Internal iterative reduction: without a move from the TT, a deep node is searched shallower.
+        if not tt_move and depth >= 4:
+            depth -= 1
+
         original_alpha = alpha
         best_move = 0
         leaf = depth <= 1
-        if leaf:
-            self._pv[ply + 1] = _NO_PV
         searched = 0
+        quiets = 0
+        futile = not pv_node and not checkers and depth <= FUTILITY_DEPTH and \
+            static + FUTILITY_MARGIN[depth] <= alpha and abs(alpha) < TB_BOUND
+        late = LMP_COUNT[depth] if depth < len(LMP_COUNT) and not pv_node and not checkers else MAX_MOVES
+        history = self._history[us]
+        lmr = LMR[min(depth, MAX_PLY)]
         self._path.add(key)
         try:
-            for move, quiet in self._ordered(tt_move, ply, checkers):
+            for move, kind in self._ordered(tt_move, ply, checkers):
+                quiet = kind >= KILLER
+                if quiet and quiets >= late and best > -TB_BOUND and not board.pawns >> (move & 63) & 1:
+                    continue  # late move pruning (pawn moves, passers among them, are kept)
                 board.push_code(move)
                 try:
-                    if leaf:
-                        score = -self._qsearch(-beta, -alpha, ply + 1, True)
+                    child_checkers = board.checkers()
+                    gives_check = child_checkers != 0
+                    to = move >> 6 & 63
+                    passer = quiet and board.pawns >> to & 1 and \
+                        not PASSED_MASK[us][to] & board.pawns & board.occupied_co[not us]
+                    if quiet and futile and not gives_check and not passer and best > -TB_BOUND:
+                        continue  # futility pruning: even a good quiet move cannot reach alpha
+                    extension = self._extension(move, kind, gives_check, ply, depth)
+                    new_depth = depth - 1 + extension
+                    if leaf and not extension:
+                        self._pv[ply + 1] = _NO_PV
+                        score = -self._qsearch(-beta, -alpha, ply + 1, True, child_checkers)
                     elif searched == 0:
-                        score = -self._search(depth - 1, -beta, -alpha, ply + 1, pv_node)
+                        score = -self._search(new_depth, -beta, -alpha, ply + 1, pv_node, True, child_checkers)
                     else:
-                        score = -self._search(depth - 1, -alpha - 1, -alpha, ply + 1, False)
-                        if alpha < score < beta and pv_node:
-                            score = -self._search(depth - 1, -beta, -alpha, ply + 1, True)
+                        reduction = 0
+                        if depth >= 3 and searched >= 2 and (quiet or kind == BAD_CAPTURE) and not extension \
+                                and not passer:
+                            reduction = lmr[min(searched, MAX_MOVES - 1)]
+                            reduction -= pv_node + gives_check + (kind == KILLER)
+                            reduction -= history[move & 4095] > HISTORY_GOOD
+                            reduction = max(0, min(reduction, new_depth - 1))
+                        score = -self._search(new_depth - reduction, -alpha - 1, -alpha, ply + 1, False, True,
+                                              child_checkers)
+                        if reduction and score > alpha:
+                            score = -self._search(new_depth, -alpha - 1, -alpha, ply + 1, False, True,
+                                                  child_checkers)
+                        if pv_node and score > alpha:  # also on a fail high: the PV must come from a PV search
+                            score = -self._search(new_depth, -beta, -alpha, ply + 1, True, True, child_checkers)
                 finally:
                     board.pop()
                 searched += 1
+                quiets += quiet
                 if score > best:
                     best = score
                     best_move = move
@@ -536,6 +621,25 @@ class Searcher:
         bound = LOWER if best >= beta else (EXACT if best > original_alpha else UPPER)
         self.tt.put(key, depth, bound, _to_tt(best, ply), best_move)
         return best
+
+    def _extension(self, move: int, kind: int, gives_check: bool, ply: int, depth: int) -> int:
+        """Plies added to ``move`` (already made): a passed pawn reaching the seventh rank, and a
+        capture that trades the last piece into a pure pawn ending, which decides most endgames
+        and is cheap to search. Checks are extended where the checked side moves."""
+        if ply >= 2 * self._root_depth:
+            return 0  # extensions never more than double the line
+        board = self.board
+        to = move >> 6 & 63
+        if board.pawns >> to & 1 and not move >> 12:
+            mover = not board.turn
+            if (to >> 3 == 6 if mover else to >> 3 == 1) and not PASSED_MASK[mover][to] & board.pawns & \
+                    board.occupied_co[board.turn]:
+                return 1
+        if not (board.knights | board.bishops | board.rooks | board.queens):
+            before = board.last_state()
+            if before[1] | before[2] | before[3] | before[4]:  # the move took the last piece
+                return PAWN_ENDING_EXTENSION
+        return 0
 
     def _reward(self, move: int, ply: int, depth: int) -> None:
         """A quiet move caused a cutoff: make it a killer and raise its history."""
@@ -560,14 +664,16 @@ class Searcher:
         return wdl, EXACT  # a draw, or a cursed win / blessed loss scored as +-1
 
     def _ordered(self, tt_move: int, ply: int, checkers: int):
-        """Yield (move, quiet): the TT move, then captures by MVV-LVA, promotions, killers, history."""
+        """Yield (move, kind): the TT move, captures that win material by SEE (MVV-LVA among them),
+        promotions, killers, quiet moves by history, then captures that lose material."""
         board = self.board
         if tt_move:
             # Stored for a position with this 64-bit key, so legal here unless the key
             # collided; the cheap check keeps even that case from corrupting the board.
             if board.plausible(tt_move):
-                yield tt_move, not (board.occupied >> (tt_move >> 6 & 63) & 1 or tt_move >> 12
-                                    or (board.pawns >> (tt_move & 63) & 1 and tt_move & 7 != tt_move >> 6 & 7))
+                to = tt_move >> 6 & 63
+                capture = board.occupied >> to & 1 or (to == board.ep_square and board.pawns >> (tt_move & 63) & 1)
+                yield tt_move, (GOOD_CAPTURE if capture else PROMOTION if tt_move >> 12 else QUIET)
             else:
                 tt_move = 0
         killer1, killer2 = self._killers[ply]
@@ -581,21 +687,25 @@ class Searcher:
                 continue
             to = move >> 6 & 63
             if them >> to & 1:
-                score = _CAPTURE + 10 * _PIECE_VALUE[piece_type_at(to)] - _PIECE_VALUE[piece_type_at(move & 63)]
+                victim, attacker = piece_type_at(to), piece_type_at(move & 63)
+                mvv_lva = 10 * _PIECE_VALUE[victim] - _PIECE_VALUE[attacker]
+                if _PIECE_VALUE[victim] >= _PIECE_VALUE[attacker] or see(board, move) >= 0:
+                    scored.append((_CAPTURE + mvv_lva, move, GOOD_CAPTURE))
+                else:
+                    scored.append((_BAD_CAPTURE + mvv_lva, move, BAD_CAPTURE))
             elif move >> 12:
-                score = _PROMOTION + (move >> 12)
+                scored.append((_PROMOTION + (move >> 12), move, PROMOTION))
             elif to == ep_square and board.pawns >> (move & 63) & 1:
-                score = _CAPTURE + 900
+                scored.append((_CAPTURE + 900, move, GOOD_CAPTURE))
             elif move == killer1:
-                score = _KILLER1
+                scored.append((_KILLER1, move, KILLER))
             elif move == killer2:
-                score = _KILLER2
+                scored.append((_KILLER2, move, KILLER))
             else:
-                score = history[move & 4095]
-            scored.append((score, move))
+                scored.append((history[move & 4095], move, QUIET))
         scored.sort(reverse=True)
-        for score, move in scored:
-            yield move, score < _PROMOTION
+        for _, move, kind in scored:
+            yield move, kind
 
     def _evaluate(self) -> int:
         board = self.board
@@ -609,15 +719,17 @@ class Searcher:
             self._eval_cache[key] = value
         return value
 
-    def _qsearch(self, alpha: int, beta: int, ply: int, first: bool) -> int:
-        """Captures and queen promotions (and quiet checks at its first ply) after a stand-pat score."""
+    def _qsearch(self, alpha: int, beta: int, ply: int, first: bool, checkers: int = -1) -> int:
+        """Captures and queen promotions (and quiet checks at its first ply) after a stand-pat score;
+        out of check, moves that lose material by SEE are skipped."""
         self.nodes += 1
         if self.nodes >= self._next_check:
             self._check()
         if ply > self.seldepth:
             self.seldepth = ply
         board = self.board
-        checkers = board.checkers()
+        if checkers < 0:
+            checkers = board.checkers()
         if checkers:
             best = -MATE + ply
             moves = board.moves(checkers)
@@ -643,9 +755,13 @@ class Searcher:
             to = move >> 6 & 63
             victim = piece_type_at(to) or (1 if to == ep_square and board.pawns >> (move & 63) & 1 else 0)
             gain = _PIECE_VALUE[victim] + (_PIECE_VALUE[move >> 12] - 100 if move >> 12 else 0)
-            if not checkers and victim and best + gain + 200 <= alpha:
-                continue  # delta pruning: even winning this piece cannot raise alpha
-            scored.append((gain * 10 - _PIECE_VALUE[piece_type_at(move & 63)] // 100, move))
+            attacker = _PIECE_VALUE[piece_type_at(move & 63)]
+            if not checkers:
+                if victim and best + gain + 200 <= alpha:
+                    continue  # delta pruning: even winning this piece cannot raise alpha
+                if _PIECE_VALUE[victim] < attacker and see(board, move) < 0:
+                    continue  # the exchange loses material (or a checking piece hangs)
+            scored.append((gain * 10 - attacker // 100, move))
         scored.sort(reverse=True)
         for _, move in scored:
             board.push_code(move)

@@ -252,6 +252,26 @@ class SearchBoard(chess.Board):
             key ^= _Z_EP[self.ep_square & 7]
         self.zobrist = key ^ _Z_TURN
 
+    def last_state(self) -> tuple:
+        """The position before the last move: (pawns, knights, bishops, rooks, queens, kings, black,
+        white, castling rights, en passant square, halfmove clock, fullmove number, key)."""
+        return self._undo[-1]
+
+    def push_null(self) -> None:
+        """Pass the move (null-move pruning): the other side moves next, no en passant; undo with :meth:`pop`."""
+        key = self.zobrist
+        self._undo.append((self.pawns, self.knights, self.bishops, self.rooks, self.queens, self.kings,
+                           self.occupied_co[0], self.occupied_co[1], self.castling_rights, self.ep_square,
+                           self.halfmove_clock, self.fullmove_number, key))
+        ep = self.ep_square
+        if ep is not None:
+            if _ep_capturable(self, ep):
+                key ^= _Z_EP[ep & 7]
+            self.ep_square = None
+        self.halfmove_clock += 1
+        self.turn = not self.turn
+        self.zobrist = key ^ _Z_TURN
+
     def pop(self) -> None:  # type: ignore[override]
         """Take back the last move (unlike python-chess, nothing is returned)."""
         (self.pawns, self.knights, self.bishops, self.rooks, self.queens, self.kings, black, white,

@@ -47,16 +47,48 @@ def test_finds_mates(board: chess.Board, ops: dict) -> None:
 
 @pytest.mark.parametrize("board, ops", TACTICS, ids=[ops["id"] for _, ops in TACTICS])
 def test_finds_tactics(board: chess.Board, ops: dict) -> None:
-    result = Searcher().search(board, Limits(depth=6))
+    # A node budget, not a depth: the selective search reaches a given depth with fewer nodes.
+    result = Searcher().search(board, Limits(depth=10, nodes=60000))
     assert result.best_move in ops["bm"]
 
 
-def test_endgame_with_a_clear_answer() -> None:
-    # Fine 70 (Lasker-Reichhelm): only Kb1 wins; needs a deep search and the TT.
-    board = chess.Board("8/k7/3p4/p2P1p2/P2P1P2/8/8/K7 w - - 0 1")
-    result = Searcher().search(board, Limits(depth=20))
-    assert result.best_move == chess.Move.from_uci("a1b1")
-    assert result.score.cp is not None and result.score.cp > 50
+def test_principal_variations_are_legal_lines() -> None:
+    """Every PV reported at every iteration plays out legally (reductions, extensions and null
+    moves must never splice a stale line into it)."""
+    from chess_endgame.match import starting_positions
+
+    for board in starting_positions(16, 3):
+        def check(info, board=board) -> None:
+            line = board.copy()
+            for move in info.pv:
+                assert move in line.legal_moves, (board.fen(), [m.uci() for m in info.pv])
+                line.push(move)
+
+        Searcher().search(board, Limits(nodes=8000), on_info=check)
+
+
+def test_null_move_pruning_does_not_miss_a_zugzwang() -> None:
+    # The classic null-move zugzwang test: only Rf1 wins (Black must then move into the loss).
+    board = chess.Board("8/8/p1p5/1p5p/1P5p/8/PPP2K1p/4R1rk w - - 0 1")
+    assert Searcher().search(board, Limits(depth=12)).best_move == chess.Move.from_uci("e1f1")
+
+
+def test_a_capture_into_a_pure_pawn_ending_is_extended() -> None:
+    from chess_endgame.search import GOOD_CAPTURE, PAWN_ENDING_EXTENSION, QUIET
+    from chess_endgame.searchboard import encode
+
+    searcher = Searcher()
+    searcher.search(chess.Board("6k1/5ppp/8/8/4n3/3P4/5PPP/6K1 w - - 0 1"), Limits(depth=1))
+    searcher._root_depth = 8
+    board = searcher.board
+    trade = encode(chess.Move.from_uci("d3e4"))
+    board.push_code(trade)  # dxe4 takes the last piece: only kings and pawns are left
+    assert searcher._extension(trade, GOOD_CAPTURE, True, 1, 4) == PAWN_ENDING_EXTENSION
+    board.pop()
+    quiet = encode(chess.Move.from_uci("g1f1"))
+    board.push_code(quiet)
+    assert searcher._extension(quiet, QUIET, False, 1, 4) == 0
+    board.pop()
 
 
 def test_node_and_depth_limits_are_exact() -> None:
