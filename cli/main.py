@@ -12,6 +12,7 @@ from chess_endgame import __version__
 from .bench import bench
 from .common import CommandGroup
 from .evaluate import evaluate
+from .match import match
 from .play import best, play
 from .probe import probe
 from .suite import suite
@@ -35,6 +36,7 @@ cli.add_command(evaluate)
 cli.add_command(uci)
 cli.add_command(suite)
 cli.add_command(tune)
+cli.add_command(match)
 
 
 def main() -> None:

@@ -34,6 +34,7 @@ MINIMAL_ARGS: dict[str, list[str]] = {
     "best": [FEN, "--depth", "1"],
     "eval": [FEN],
     "play": [FEN, "--max-plies", "2", "--depth", "1"],
+    "match": ["--engine", "self", "--games", "1", "--depth", "1"],
     "probe": [FEN],
     "suite": [str(DATA / "mates.epd"), "--limit", "1", "--depth", "1"],
     "tune": ["--per-material", "10"],
@@ -137,7 +138,8 @@ ENGINE_OPTIONS = [(path, option.opts[0]) for path, command in COMMANDS for optio
 
 
 def test_engine_options_are_found() -> None:
-    assert {(" ".join(p), n) for p, n in ENGINE_OPTIONS} == {("play", "--opponent"), ("suite", "--engine")}
+    assert {(" ".join(p), n) for p, n in ENGINE_OPTIONS} == {("play", "--opponent"), ("suite", "--engine"),
+                                                             ("match", "--engine")}
 
 
 @pytest.mark.parametrize(("engine", "words"), [
@@ -193,7 +195,7 @@ OUTPUT_OPTIONS = [(path, option.opts[0]) for path, command in COMMANDS for optio
 def test_every_file_written_is_an_output_option() -> None:
     """Options that write files take OutputFile (checked before the work, ``-`` for stdout), never a bare Path."""
     assert {(" ".join(p), n) for p, n in OUTPUT_OPTIONS} == {
-        ("play", "--pgn"), ("suite", "--output"), ("suite", "--csv"), ("tune", "--output")}
+        ("play", "--pgn"), ("suite", "--output"), ("suite", "--csv"), ("tune", "--output"), ("match", "--pgn")}
     for path, command in COMMANDS:
         for param in command.params:
             kind = param.type

@@ -1,0 +1,480 @@
+"""Engine-against-engine matches: two UCI engines, real clocks, balanced endgame starts, Elo.
+
+Both sides run as UCI subprocesses (this project's engine too: ``self``), so
+each side's time is its own process's, measured as a GUI measures it: from
+``go`` to ``bestmove``. The clocks work as cutechess keeps them: ``go wtime
+btime winc binc [movestogo]``, the thinking time taken off the mover's clock,
+then the increment added; a side whose clock runs out loses (draws when the
+other side cannot mate). A side that hangs is stopped once its clock has run
+out and restarted for the next game; a side whose process dies loses the game
+and is restarted too.
+
+Every start is played twice, the first engine White in the odd-numbered
+games. The tables adjudicate as soon as they cover a position (their verdict,
+50-move rule included), besides checkmate, stalemate, insufficient material,
+threefold repetition, the 50-move rule and a ply limit (a draw).
+
+Games run in ``jobs`` threads, each with its own pair of engine processes
+(the threads only wait on pipes, so they do not share a core); Ctrl-C stops
+the match and keeps the games that finished.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import concurrent.futures
+import itertools
+import math
+import queue
+import re
+import shlex
+import sys
+import threading
+import time
+from collections import Counter
+from collections.abc import Callable
+from dataclasses import dataclass, field
+
+import chess
+import chess.engine
+
+from . import elo
+from .engines import EngineError, ExternalEngine, SearchLimits
+from .game import AgentMove, Clock, GameRecord, play_game
+from .match import tablebase_adjudicator
+from .tablebase import Prober
+
+#: The engine name that means this project's own UCI engine, run by this Python.
+SELF = "self"
+#: Seconds past the end of its clock (and the margin) after which a side that has not answered is stopped.
+HUNG_GRACE = 1.0
+#: Restarts of one engine (a crash, a hang) after which the match stops.
+MAX_RESTARTS = 10
+#: Plies after which a game is adjudicated a draw.
+DEFAULT_MAX_PLIES = 500
+
+_ILLEGAL_UCI = re.compile(r"illegal uci: '([^']*)'")
+
+
+def self_command() -> str:
+    """The command line of this project's UCI engine, for the Python running now."""
+    return shlex.join([sys.executable, "-m", "chess_endgame", "uci"])
+
+
+@dataclass(frozen=True)
+class TimeControl:
+    """``[MOVES/]SECONDS[+INCREMENT]``: 10+0.1 (sudden death, 0.1 s a move), 40/60 (60 s every 40 moves)."""
+
+    base: float
+    increment: float = 0.0
+    moves: int | None = None
+
+    @classmethod
+    def parse(cls, text: str) -> TimeControl:
+        number = r"(\d+(?:\.\d*)?|\.\d+)"
+        found = re.fullmatch(rf"(?:(\d+)/)?{number}(?:\+{number})?", text.strip())
+        if not found:
+            raise ValueError(f"time control {text!r} is not of the form [MOVES/]SECONDS[+INCREMENT] "
+                             "(e.g. 10+0.1 or 40/60)")
+        moves, base, increment = found.groups()
+        tc = cls(float(base), float(increment or 0), int(moves) if moves else None)
+        if tc.base <= 0 or tc.moves == 0:
+            raise ValueError(f"time control {text!r} gives no time: the seconds and moves must be above 0")
+        return tc
+
+    def __str__(self) -> str:
+        """The PGN TimeControl tag: ``SECONDS+INCREMENT`` or ``MOVES/SECONDS``."""
+        text = f"{self.moves}/{self.base:g}" if self.moves else f"{self.base:g}"
+        return f"{text}+{self.increment:g}" if self.increment else text
+
+    def clock(self, margin: float = 0.0) -> Clock:
+        return Clock(self.base, self.increment, self.moves, margin)
+
+
+@dataclass(frozen=True)
+class EngineConfig:
+    """A UCI command line (or :data:`SELF`), its options, and a name for the report (default: its ``id name``)."""
+
+    command: str
+    options: tuple[tuple[str, str], ...] = ()
+    name: str | None = None
+
+    @property
+    def command_line(self) -> str:
+        return self_command() if self.command == SELF else self.command
+
+
+@dataclass(frozen=True)
+class MatchSpec:
+    engines: tuple[EngineConfig, EngineConfig]
+    #: Starting FENs: game ``i`` (from 0) starts from ``starts[(i // 2) % len(starts)]``, the first engine White
+    #: when ``i`` is even.
+    starts: tuple[str, ...]
+    games: int
+    #: The clock; without it every move has ``limits`` (movetime, depth, nodes).
+    tc: TimeControl | None = None
+    limits: SearchLimits = SearchLimits()
+    #: Table directories for adjudication and the engines' SyzygyPath ("" when there are none).
+    syzygy_path: str = ""
+    tb_adjudication: bool = True
+    #: Set SyzygyPath of engines that have it to ``syzygy_path`` (False: to ``<empty>``), unless given as an option.
+    engine_tables: bool = True
+    max_plies: int = DEFAULT_MAX_PLIES
+    #: Seconds a side may overrun its clock before it loses.
+    time_margin: float = 0.0
+
+
+@dataclass
+class SideStats:
+    """What one engine did in one game (or a whole match, summed)."""
+
+    moves: int = 0
+    seconds: float = 0.0
+    depth_total: int = 0
+    depth_moves: int = 0
+    nodes_total: int = 0
+    nodes_moves: int = 0
+
+    def add(self, other: SideStats) -> None:
+        for name in self.__dataclass_fields__:
+            setattr(self, name, getattr(self, name) + getattr(other, name))
+
+
+class MatchEngine(ExternalEngine):
+    """One side of a match: a UCI engine that plays on the game's clock or at fixed limits."""
+
+    def __init__(self, config: EngineConfig, spec: MatchSpec) -> None:
+        super().__init__(config.command_line, dict(config.options), spec.limits)
+        self.config = config
+        self.fixed_limit = self.limit if spec.tc is None else None
+        self.tables = False
+        given = {name.lower() for name, _ in config.options}
+        try:
+            if "syzygypath" in given:
+                self.tables = True
+            elif "SyzygyPath" in self.engine.options:
+                value = spec.syzygy_path if spec.engine_tables and spec.syzygy_path else "<empty>"
+                self.engine.configure({"SyzygyPath": value})
+                self.tables = value != "<empty>"
+        except chess.engine.EngineError as exc:
+            self.close()
+            raise EngineError(f"cannot set SyzygyPath of {self.command!r}: {exc}") from None
+        self.clock: Clock | None = None
+        self.stats = SideStats()
+        self.alive = True
+        self.killed = False
+
+    def new_game(self, clock: Clock | None) -> None:
+        self.new_position()  # ucinewgame before the first move
+        self.clock = clock
+        self.stats = SideStats()
+
+    def _limit(self, turn: chess.Color) -> chess.engine.Limit:
+        if self.clock is None:
+            assert self.fixed_limit is not None
+            return self.fixed_limit
+        clock = self.clock
+        return chess.engine.Limit(white_clock=max(0.0, clock.remaining[chess.WHITE]),
+                                  black_clock=max(0.0, clock.remaining[chess.BLACK]),
+                                  white_inc=clock.increment, black_inc=clock.increment,
+                                  remaining_moves=clock.moves_to_go(turn))
+
+    def kill(self) -> None:
+        """Stop the engine process at once (from any thread); a move it is thinking on ends as a forfeit."""
+        self.alive = False
+        self.killed = True
+        self.engine.close()
+
+    def move(self, board: chess.Board) -> AgentMove:
+        watchdog = None
+        if self.clock is not None:
+            left = max(0.0, self.clock.remaining[board.turn]) + self.clock.margin + HUNG_GRACE
+            watchdog = threading.Timer(left, self.kill)
+            watchdog.daemon = True
+            watchdog.start()
+        start = time.monotonic()
+        try:
+            result = self.engine.play(board, self._limit(board.turn), info=chess.engine.INFO_ALL, game=self._game)
+        except chess.engine.EngineTerminatedError:
+            self.alive = False
+            return AgentMove(None, "stopped: no move long after its clock ran out" if self.killed else
+                             "the engine process died", forfeit="engine")
+        except (TimeoutError, asyncio.TimeoutError, concurrent.futures.TimeoutError):
+            self.kill()
+            return AgentMove(None, "no move within the time limit", forfeit="engine")
+        except chess.engine.EngineError as exc:  # python-chess refused the bestmove
+            found = _ILLEGAL_UCI.search(str(exc))
+            try:
+                return AgentMove(chess.Move.from_uci(found.group(1)) if found else None, str(exc))
+            except ValueError:
+                return AgentMove(None, str(exc))
+        finally:
+            if watchdog is not None:
+                watchdog.cancel()
+        seconds = time.monotonic() - start
+        info = result.info
+        stats = self.stats
+        stats.moves += 1
+        stats.seconds += seconds
+        depth, nodes = info.get("depth"), info.get("nodes")
+        if depth is not None:
+            stats.depth_total += int(depth)
+            stats.depth_moves += 1
+        if nodes is not None:
+            stats.nodes_total += int(nodes)
+            stats.nodes_moves += 1
+        return AgentMove(result.move, _comment(info, board.turn, seconds))
+
+
+def _comment(info: chess.engine.InfoDict, turn: chess.Color, seconds: float) -> str:
+    """``+0.35/12 5000n 0.51s``: the mover's score (pawns, or #N mate) / depth, nodes, time (cutechess's style)."""
+    score = info.get("score")
+    text = ""
+    if score is not None:
+        pov = score.pov(turn)
+        text = f"#{pov.mate()}" if pov.is_mate() else f"{(pov.score() or 0) / 100:+.2f}"
+    if "depth" in info:
+        text += f"/{info['depth']}"
+    if "nodes" in info:
+        text += f" {info['nodes']}n"
+    return f"{text} {seconds:.2f}s".strip()
+
+
+@dataclass
+class GameResult:
+    #: Game number, from 1.
+    round: int
+    first_white: bool
+    record: GameRecord
+    #: What the first and the second engine did.
+    stats: tuple[SideStats, SideStats]
+
+    @property
+    def points(self) -> float:
+        """The first engine's points (1, 1/2, 0)."""
+        white = {"1-0": 1.0, "0-1": 0.0}.get(self.record.result, 0.5)
+        return white if self.first_white else 1.0 - white
+
+    @property
+    def offender(self) -> int | None:
+        """The engine (0 first, 1 second) that forfeited (time, illegal move, crash), else None."""
+        if not self.record.forfeit:
+            return None
+        return 0 if (self.record.final_turn == chess.WHITE) == self.first_white else 1
+
+    def pgn(self, time_control: str) -> str:
+        return self.record.pgn("chess-endgame match", {"Date": time.strftime("%Y.%m.%d"), "Round": str(self.round),
+                                                       "TimeControl": time_control})
+
+
+@dataclass
+class MatchOutcome:
+    spec: MatchSpec
+    #: The engines' names in the report and the PGN.
+    names: tuple[str, str]
+    #: Whether each engine was given tables (SyzygyPath).
+    tables: tuple[bool, bool] = (False, False)
+    games: list[GameResult] = field(default_factory=list)
+    interrupted: bool = False
+    errors: list[str] = field(default_factory=list)
+
+    @property
+    def time_control(self) -> str:
+        spec = self.spec
+        if spec.tc is not None:
+            return str(spec.tc)
+        limits = spec.limits
+        return (f"movetime {limits.movetime} ms" if limits.movetime else f"depth {limits.depth}" if limits.depth
+                else f"nodes {limits.nodes}" if limits.nodes else "-")
+
+    def summary(self) -> dict:
+        """The figures of the report: W/D/L (first engine's view), score, Elo, forfeits, engine statistics."""
+        wins = sum(g.points == 1.0 for g in self.games)
+        losses = sum(g.points == 0.0 for g in self.games)
+        draws = len(self.games) - wins - losses
+        by_round = {g.round: g for g in self.games}
+        pairs = [by_round[r].points + by_round[r + 1].points for r in by_round if r % 2 == 1 and r + 1 in by_round]
+        estimate = elo.estimate(wins, draws, losses, pairs)
+        colours = {}
+        for colour, first_white in (("white", True), ("black", False)):
+            games = [g for g in self.games if g.first_white == first_white]
+            colours[colour] = [sum(g.points == p for g in games) for p in (1.0, 0.5, 0.0)]
+        engines = []
+        for index, name in enumerate(self.names):
+            total = SideStats()
+            for game in self.games:
+                total.add(game.stats[index])
+            forfeits = Counter(g.record.forfeit for g in self.games if g.offender == index)
+            engines.append({
+                "name": name, "command": self.spec.engines[index].command_line, "tables": self.tables[index],
+                "moves": total.moves,
+                "avg_depth": round(total.depth_total / total.depth_moves, 2) if total.depth_moves else None,
+                "avg_nodes": round(total.nodes_total / total.nodes_moves) if total.nodes_moves else None,
+                "avg_seconds": round(total.seconds / total.moves, 4) if total.moves else None,
+                "time_losses": forfeits["time"], "illegal_moves": forfeits["illegal"],
+                "crashes": forfeits["engine"]})
+        return {
+            "games": len(self.games), "wins": wins, "draws": draws, "losses": losses,
+            "score": _finite(estimate.score), "elo": _finite(estimate.elo), "elo_margin": _finite(estimate.margin),
+            "pairs": estimate.pairs, "elo_margin_pentanomial": _finite(estimate.pair_margin),
+            "los": _finite(estimate.los),
+            "first_engine_as": {c: dict(zip(("wins", "draws", "losses"), v, strict=True)) for c, v in colours.items()},
+            "terminations": dict(Counter(_termination_kind(g.record) for g in self.games).most_common()),
+            "time_losses": sum(e["time_losses"] for e in engines),
+            "illegal_moves": sum(e["illegal_moves"] for e in engines),
+            "engines": engines,
+        }
+
+
+def _finite(value: float | None) -> float | None:
+    """``value`` rounded for the report; None for nan and +-inf (not JSON)."""
+    return None if value is None or not math.isfinite(value) else round(value, 4)
+
+
+def _termination_kind(record: GameRecord) -> str:
+    if record.forfeit:
+        return {"time": "time forfeit", "illegal": "illegal move", "engine": "engine failure"}[record.forfeit]
+    return record.termination
+
+
+def open_engines(spec: MatchSpec, jobs: int = 1) -> list[list[MatchEngine]]:
+    """The engine pairs of ``jobs`` parallel games, started and configured (the starts play no part).
+
+    :raises EngineError: in one line when an engine cannot be started or configured.
+    """
+    pairs: list[list[MatchEngine]] = []
+    try:
+        for _ in range(max(1, min(jobs, spec.games))):
+            pair: list[MatchEngine] = []
+            pairs.append(pair)
+            for config in spec.engines:
+                pair.append(MatchEngine(config, spec))
+    except BaseException:
+        close_engines(pairs)
+        raise
+    return pairs
+
+
+def run_match(spec: MatchSpec, *, jobs: int = 1, on_game: Callable[[GameResult], None] | None = None,
+              pairs: list[list[MatchEngine]] | None = None) -> MatchOutcome:
+    """Play the match; ``on_game`` sees every finished game as it arrives (in the calling thread).
+
+    ``pairs``: engines from :func:`open_engines` (one game in parallel per pair),
+    else ``jobs`` pairs are started here. They are closed at the end. Ctrl-C
+    stops the match: the engines are stopped, unfinished games dropped, and the
+    outcome holds the finished ones (``interrupted``).
+
+    :raises EngineError: when an engine cannot be started or configured (before any game).
+    """
+    if not spec.starts:
+        raise ValueError("a match needs at least one start")
+    pairs = pairs or open_engines(spec, jobs)
+    names = _names(spec, pairs[0])
+    for pair in pairs:
+        for agent, name in zip(pair, names, strict=True):
+            agent.name = name
+    outcome = MatchOutcome(spec, names, (pairs[0][0].tables, pairs[0][1].tables))
+    results: queue.Queue = queue.Queue()
+    counter = itertools.count()
+    lock = threading.Lock()
+    stop = threading.Event()
+    aborted = threading.Event()
+    restarts = [0, 0]
+
+    def next_game() -> int | None:
+        with lock:
+            index = next(counter)
+        return index if index < spec.games and not stop.is_set() else None
+
+    def restart(pair: list[MatchEngine], index: int) -> None:
+        pair[index].close()
+        with lock:
+            restarts[index] += 1
+            if restarts[index] > MAX_RESTARTS:
+                raise EngineError(f"{names[index]} failed {restarts[index]} times; the match stops")
+        agent = MatchEngine(spec.engines[index], spec)
+        agent.name = names[index]
+        pair[index] = agent
+
+    def worker(pair: list[MatchEngine]) -> None:
+        prober = Prober(spec.syzygy_path) if spec.tb_adjudication and spec.syzygy_path else None
+        adjudicator = tablebase_adjudicator(prober) if prober is not None and prober.available else None
+        try:
+            while (index := next_game()) is not None:
+                result = _play(spec, index, pair, adjudicator)
+                if aborted.is_set():
+                    break
+                results.put(result)
+                for side in (0, 1):
+                    if not pair[side].alive:
+                        restart(pair, side)
+        except EngineError as exc:
+            stop.set()
+            results.put(str(exc))
+        except Exception as exc:  # noqa: BLE001 - the caller reports it with the games done
+            stop.set()
+            results.put(f"the match stopped: {type(exc).__name__}: {exc}")
+        finally:
+            results.put(None)
+
+    threads = [threading.Thread(target=worker, args=(pair,), name=f"match-{i}", daemon=True)
+               for i, pair in enumerate(pairs)]
+    try:
+        for thread in threads:
+            thread.start()
+        running = len(threads)
+        while running:
+            try:
+                item = results.get(timeout=0.2)
+            except queue.Empty:
+                continue
+            if item is None:
+                running -= 1
+            elif isinstance(item, str):
+                outcome.errors.append(item)
+            else:
+                outcome.games.append(item)
+                if on_game:
+                    on_game(item)
+    except KeyboardInterrupt:
+        outcome.interrupted = True
+        aborted.set()
+        stop.set()
+        for pair in pairs:
+            for agent in pair:
+                agent.kill()  # the games in progress end at once; they are dropped
+    finally:
+        stop.set()
+        for thread in threads:
+            thread.join(timeout=30)
+        close_engines(pairs)
+    outcome.games.sort(key=lambda g: g.round)
+    return outcome
+
+
+def _play(spec: MatchSpec, index: int, pair: list[MatchEngine],
+          adjudicator: Callable[[chess.Board], tuple[str, str] | None] | None) -> GameResult:
+    board = chess.Board(spec.starts[(index // 2) % len(spec.starts)])
+    first_white = index % 2 == 0
+    clock = spec.tc.clock(spec.time_margin) if spec.tc is not None else None
+    for agent in pair:
+        agent.new_game(clock)
+    white, black = (pair[0], pair[1]) if first_white else (pair[1], pair[0])
+    record = play_game(board, white, black, max_plies=spec.max_plies, adjudicator=adjudicator, clock=clock)
+    if record.result == "*":
+        record.result, record.termination = "1/2-1/2", f"adjudicated draw after {spec.max_plies} plies"
+    return GameResult(index + 1, first_white, record, (pair[0].stats, pair[1].stats))
+
+
+def _names(spec: MatchSpec, pair: list[MatchEngine]) -> tuple[str, str]:
+    """The configured names, else the engines' own; the same name twice gets #1 and #2."""
+    first, second = (config.name or agent.name for config, agent in zip(spec.engines, pair, strict=True))
+    if first == second:
+        return f"{first} #1", f"{second} #2"
+    return first, second
+
+
+def close_engines(pairs: list[list[MatchEngine]]) -> None:
+    for pair in pairs:
+        for agent in pair:
+            agent.close()

@@ -1,0 +1,237 @@
+"""``chess-endgame match``: two UCI engines play a match from endgame starts; W/D/L, score, Elo."""
+
+from __future__ import annotations
+
+import dataclasses
+import os
+import sys
+
+import click
+from tqdm import tqdm
+
+from chess_endgame import engine_match
+from chess_endgame.engine_match import (
+    SELF,
+    EngineConfig,
+    GameResult,
+    MatchOutcome,
+    MatchSpec,
+    TimeControl,
+)
+from chess_endgame.engines import EngineError, SearchLimits
+from chess_endgame.match import balanced_starts, read_openings
+
+from .common import (
+    EngineCommand,
+    OutputFile,
+    echo_json,
+    fail,
+    interrupted,
+    load_prober,
+    one_stdout,
+    open_output,
+    syzygy_path_option,
+)
+
+#: The clock when no limit is given: the project's target for matches.
+DEFAULT_TC = "10+0.1"
+
+
+def _options(pairs: tuple[str, ...], flag: str) -> tuple[tuple[str, str], ...]:
+    parsed = []
+    for pair in pairs:
+        name, sep, value = pair.partition("=")
+        if not sep or not name.strip():
+            fail(f"{flag} takes NAME=VALUE, got {pair!r}")
+        parsed.append((name.strip(), value.strip()))
+    return tuple(parsed)
+
+
+def _signed(value: float | None) -> str:
+    return "inf" if value is None else f"{value:+.1f}"
+
+
+def _margin(value: float | None) -> str:
+    return "inf" if value is None else f"{value:.1f}"
+
+
+def _report(outcome: MatchOutcome, starts: str, jobs: int, *, err: bool) -> None:
+    def say(text: str = "") -> None:
+        click.echo(text, err=err)
+
+    first, second = outcome.names
+    s = outcome.summary()
+    say(f"{first} vs {second}: {s['games']} games at {outcome.time_control}; {starts}; {jobs} "
+        f"{'job' if jobs == 1 else 'jobs'}")
+    if not s["games"]:
+        say("no game finished")
+        return
+    say(f"result ({first}'s view): +{s['wins']} ={s['draws']} -{s['losses']}, score "
+        f"{100 * s['score']:.1f}%")
+    pent = (f"; pentanomial +/- {_margin(s['elo_margin_pentanomial'])} over {s['pairs']} pairs"
+            if s["pairs"] else "")
+    say(f"Elo difference: {_signed(s['elo'])} +/- {_margin(s['elo_margin'])} (95%, trinomial){pent}; "
+        f"LOS {100 * s['los']:.1f}%")
+    colours = s["first_engine_as"]
+    say("; ".join(f"as {c}: +{v['wins']} ={v['draws']} -{v['losses']}" for c, v in colours.items()))
+    say("terminations: " + ", ".join(f"{kind} {count}" for kind, count in s["terminations"].items()))
+    width = max(24, *(len(e["name"]) + 2 for e in s["engines"]))
+    say(f"{'engine':<{width}}{'tables':>7}{'moves':>7}{'avg depth':>10}{'avg nodes':>11}{'avg s':>8}"
+        f"{'time losses':>13}{'illegal':>9}{'crashes':>9}")
+    for e in s["engines"]:
+        depth = "-" if e["avg_depth"] is None else f"{e['avg_depth']:.1f}"
+        nodes = "-" if e["avg_nodes"] is None else f"{e['avg_nodes']}"
+        seconds = "-" if e["avg_seconds"] is None else f"{e['avg_seconds']:.3f}"
+        say(f"{e['name']:<{width}}{'yes' if e['tables'] else 'no':>7}{e['moves']:>7}{depth:>10}{nodes:>11}"
+            f"{seconds:>8}{e['time_losses']:>13}{e['illegal_moves']:>9}{e['crashes']:>9}")
+
+
+def _json(outcome: MatchOutcome, starts: str, jobs: int, games: int) -> dict:
+    spec = outcome.spec
+    meta = {
+        "engines": [{"name": name, "command": config.command_line, "options": dict(config.options), "tables": tables}
+                    for name, config, tables in zip(outcome.names, spec.engines, outcome.tables, strict=True)],
+        "time_control": outcome.time_control, "games": games, "starts": starts, "jobs": jobs,
+        "tb_adjudication": spec.tb_adjudication, "syzygy_path": spec.syzygy_path or None,
+        "max_plies": spec.max_plies, "time_margin_ms": round(spec.time_margin * 1000),
+        "interrupted": outcome.interrupted, "errors": outcome.errors,
+    }
+    records = [{"round": g.round, "white": g.record.white, "black": g.record.black, "first_white": g.first_white,
+                "start": g.record.start_fen, "result": g.record.result, "termination": g.record.termination,
+                "plies": g.record.plies, "points": g.points} for g in outcome.games]
+    return {"meta": meta, "summary": outcome.summary(), "games": records}
+
+
+@click.command()
+@click.option("--engine", "engines", multiple=True, type=EngineCommand(), metavar="'UCI COMMAND'|self",
+              help="An engine of the match; give it twice. A UCI command line (e.g. /usr/games/stockfish, "
+                   "../prev/.venv/bin/chess-endgame-uci) or self: this project's engine, run as a UCI process by "
+                   "this Python. Results are from the first engine's view.")
+@click.option("--option1", multiple=True, metavar="NAME=VALUE",
+              help="A UCI option of the first engine (repeatable), e.g. --option1 Hash=64.")
+@click.option("--option2", multiple=True, metavar="NAME=VALUE",
+              help="A UCI option of the second engine (repeatable), e.g. --option2 Threads=1.")
+@click.option("--name1", default=None, metavar="NAME",
+              help="The first engine's name in the report and the PGN (default: its UCI id name).")
+@click.option("--name2", default=None, metavar="NAME",
+              help="The second engine's name in the report and the PGN (default: its UCI id name).")
+@click.option("--tc", default=None, metavar="[MOVES/]SECONDS[+INC]",
+              help=f"Clocks: SECONDS seconds for the game (or for every MOVES moves) plus INC seconds a move, kept "
+                   f"as a GUI keeps them; a side whose clock runs out loses. Default {DEFAULT_TC} when no "
+                   "--movetime, --depth or --nodes is given.")
+@click.option("--movetime", type=click.IntRange(1, None), default=None, metavar="MS",
+              help="Instead of clocks: MS milliseconds a move.")
+@click.option("--depth", type=click.IntRange(1, 128), default=None, metavar="PLIES",
+              help="Instead of clocks: search every move to this depth in plies.")
+@click.option("--nodes", type=click.IntRange(1, None), default=None, metavar="NODES",
+              help="Instead of clocks: search NODES nodes a move.")
+@click.option("--games", default=100, show_default=True, type=click.IntRange(1, 100000), metavar="GAMES",
+              help="Games to play; each start is played twice, colours reversed.")
+@click.option("--seed", default=1, show_default=True, type=int,
+              help="Seed of the random balanced starts (same seed, same starts).")
+@click.option("--openings", type=click.Path(exists=True, dir_okay=False), default=None, metavar="EPD",
+              help="Take the starts from this EPD or FEN file (one position a line, in order, each played twice, "
+                   "from the top again when the games need more) instead of random balanced 6- to 10-piece "
+                   "endgames.")
+@click.option("--jobs", default=1, show_default=True, type=click.IntRange(1, 64), metavar="GAMES",
+              help="Games played at once, each by its own pair of engine processes (at most one per core).")
+@click.option("--max-plies", default=engine_match.DEFAULT_MAX_PLIES, show_default=True,
+              type=click.IntRange(1, 5000), metavar="PLIES", help="Adjudicate a game a draw after this many plies.")
+@click.option("--tb-adjudication/--no-tb-adjudication", default=True, show_default=True,
+              help="End a game with the tables' verdict as soon as they cover its position.")
+@click.option("--engine-tables/--no-engine-tables", default=True, show_default=True,
+              help="Set SyzygyPath of the engines that have it to the match's tables (no: to <empty>); an "
+                   "--option1/--option2 SyzygyPath=... wins.")
+@click.option("--time-margin", default=0, show_default=True, type=click.IntRange(0, 60000), metavar="MS",
+              help="Milliseconds a side may overrun its clock before it loses on time (cutechess's timemargin).")
+@click.option("--pgn", "pgn_path", type=OutputFile(), default=None,
+              help="Write the games as PGN to FILE as they finish (-: standard output, the report then goes to "
+                   "stderr).")
+@click.option("--json", "as_json", is_flag=True,
+              help="Print the match as JSON ({meta, summary, games}) instead of the report.")
+@syzygy_path_option
+def match(engines: tuple[str, ...], option1: tuple[str, ...], option2: tuple[str, ...], name1: str | None,
+          name2: str | None, tc: str | None, movetime: int | None, depth: int | None, nodes: int | None, games: int,
+          seed: int, openings: str | None, jobs: int, max_plies: int, tb_adjudication: bool, engine_tables: bool,
+          time_margin: int, pgn_path: str | None, as_json: bool, syzygy_path: str | None) -> None:
+    """Play a match between two UCI engines from endgame starts; report W/D/L, score and Elo.
+
+    Each start is played twice with colours reversed; the tables adjudicate as
+    soon as they cover a position. Ctrl-C stops the match and reports (and
+    writes) the games finished (exit 130).
+    """
+    try:
+        opening_boards = read_openings(openings) if openings else None
+    except ValueError as exc:
+        fail(f"--openings: {exc}")
+    if len(engines) != 2:
+        fail(f"a match needs two engines (--engine CMD --engine CMD, {SELF} for this project's); got {len(engines)}")
+    if sum(x is not None for x in (tc, movetime, depth, nodes)) > 1:
+        fail("give one of --tc, --movetime, --depth, --nodes")
+    try:
+        clock = TimeControl.parse(tc or DEFAULT_TC) if movetime is None and depth is None and nodes is None else None
+    except ValueError as exc:
+        fail(f"--tc: {exc}")
+    err = one_stdout({"--pgn": pgn_path, "--json": as_json})
+    configs = (EngineConfig(engines[0], _options(option1, "--option1"), name1),
+               EngineConfig(engines[1], _options(option2, "--option2"), name2))
+    prober = load_prober(syzygy_path)
+    tables = os.pathsep.join(prober.files.directories) if prober.available else ""
+    spec = MatchSpec(configs, (), games, clock, SearchLimits(movetime, depth, nodes), tables, tb_adjudication,
+                     engine_tables, max_plies, time_margin / 1000)
+    try:
+        pairs = engine_match.open_engines(spec, jobs)  # an engine that cannot start fails before the starts
+    except EngineError as exc:
+        fail(str(exc))
+    try:
+        if opening_boards is not None:
+            boards = opening_boards
+            starts_text = f"{len(boards)} start{'s' if len(boards) > 1 else ''} from {openings}"
+        else:
+            with tqdm(total=(games + 1) // 2, desc="starts", unit="start", file=sys.stderr, dynamic_ncols=True,
+                      disable=None, leave=False) as bar:
+                boards = balanced_starts((games + 1) // 2, seed, prober, progress=bar.update)
+            starts_text = f"{len(boards)} balanced endgame start{'s' if len(boards) > 1 else ''} (seed {seed})"
+        starts_text += ", each played with both colours"
+        spec = dataclasses.replace(spec, starts=tuple(b.fen() for b in boards))
+    except BaseException:
+        engine_match.close_engines(pairs)
+        raise
+    _run(spec, pairs, starts_text, jobs, pgn_path, as_json, err)
+
+
+def _run(spec: MatchSpec, pairs: list, starts_text: str, jobs: int, pgn_path: str | None, as_json: bool,
+         err: bool) -> None:
+    bar = tqdm(total=spec.games, desc="match", unit="game", file=sys.stderr, dynamic_ncols=True, disable=None)
+    score = {"w": 0, "d": 0, "l": 0}
+
+    def progress(game: GameResult, pgn=None) -> None:
+        score["w" if game.points == 1 else "l" if game.points == 0 else "d"] += 1
+        done = sum(score.values())
+        bar.set_postfix_str(f"+{score['w']} ={score['d']} -{score['l']} "
+                            f"{100 * (score['w'] + score['d'] / 2) / done:.1f}%")
+        bar.update(1)
+        if pgn is not None:
+            pgn.write(game.pgn(time_control))
+            pgn.write("\n")
+            pgn.flush()
+
+    time_control = str(spec.tc) if spec.tc is not None else "-"
+    if pgn_path:
+        with open_output(pgn_path) as pgn:
+            outcome = engine_match.run_match(spec, jobs=len(pairs), pairs=pairs,
+                                             on_game=lambda game: progress(game, pgn))
+    else:
+        outcome = engine_match.run_match(spec, jobs=len(pairs), pairs=pairs, on_game=progress)
+    bar.close()
+    if as_json:
+        echo_json(_json(outcome, starts_text, jobs, spec.games))
+    else:
+        _report(outcome, starts_text, jobs, err=err)
+    if pgn_path and pgn_path != "-" and not err:
+        click.echo(f"PGN written to {pgn_path}", err=True)
+    for error in outcome.errors:
+        click.echo(f"chess-endgame: engine error: {error}", err=True)
+    if outcome.interrupted:
+        interrupted(f"{len(outcome.games)} of {spec.games} games finished; the report and the PGN hold them")
+    sys.exit(1 if outcome.errors else 0)

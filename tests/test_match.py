@@ -1,0 +1,279 @@
+"""``chess-endgame match``: Elo figures, clocks, real short matches, misbehaving engines, bad input, Ctrl-C."""
+
+from __future__ import annotations
+
+import io
+import json
+import math
+import os
+import shutil
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import chess
+import chess.pgn
+import pytest
+from click.testing import CliRunner
+
+from chess_endgame import elo
+from chess_endgame.engine_match import EngineConfig, MatchSpec, TimeControl, run_match
+from chess_endgame.engines import SearchLimits
+from chess_endgame.game import Clock
+from chess_endgame.match import balanced_starts, starting_positions
+from chess_endgame_cli.main import cli
+
+BIN = Path(sys.executable).parent
+OURS = str(BIN / "chess-endgame-uci")
+STOCKFISH = "/usr/games/stockfish" if os.path.exists("/usr/games/stockfish") else shutil.which("stockfish")
+FAKE = f"{sys.executable} {Path(__file__).parent / 'fake_engine.py'}"
+#: 8 pieces: beyond the tables, so games are played, not adjudicated at once.
+FEN = "8/5pk1/6p1/8/3R4/6P1/5PK1/4r3 w - - 0 1"
+needs_stockfish = pytest.mark.skipif(STOCKFISH is None, reason="Stockfish is not installed (.ci/run installs it)")
+
+
+def run(*args: str) -> tuple[int, str, str]:
+    result = CliRunner().invoke(cli, ["match", *args])
+    return result.exit_code, result.stdout, result.stderr
+
+
+def read_pgn(text: str) -> list[chess.pgn.Game]:
+    games, stream = [], io.StringIO(text)
+    while (game := chess.pgn.read_game(stream)) is not None:
+        assert not game.errors, game.errors
+        games.append(game)
+    return games
+
+
+# -- the figures -----------------------------------------------------------------------------------
+
+
+def test_elo_of_known_scores() -> None:
+    assert elo.elo(0.5) == 0.0 and math.copysign(1, elo.elo(0.5)) == 1.0
+    assert elo.elo(0.75) == pytest.approx(400 * math.log10(3))  # 3 points to 1: 190.85
+    assert elo.elo(1.0) == math.inf and elo.elo(0.0) == -math.inf
+
+
+def test_trinomial_margin_on_known_numbers() -> None:
+    # +50 =0 -50: s = 0.5, per-game sd 0.5, se 0.05; 95%: s in [0.402, 0.598] -> +-69.0 Elo.
+    value, margin = elo.trinomial(50, 0, 50)
+    assert value == 0.0 and margin == pytest.approx(68.99, abs=0.01)
+    # +60 =20 -20: s = 0.7, variance (60*.09 + 20*.04 + 20*.49)/100 = 0.16, se 0.04;
+    # s in [0.6216, 0.7784] -> Elo [86.2, 218.3]: 147.2 +- 66.0.
+    value, margin = elo.trinomial(60, 20, 20)
+    assert value == pytest.approx(147.19, abs=0.01) and margin == pytest.approx(66.01, abs=0.01)
+    # More draws, same score: a smaller margin.
+    assert elo.trinomial(25, 50, 25)[1] < elo.trinomial(50, 0, 50)[1]
+    assert elo.trinomial(0, 10, 0) == (0.0, 0.0) and elo.trinomial(3, 0, 0)[1] == math.inf
+
+
+def test_pentanomial_margin_and_los() -> None:
+    # Pairs 2, 1, 1, 0 (of 2 points): mean 0.5, variance 0.125, se sqrt(0.125/4) = 0.1768;
+    # s in [0.1535, 0.8465] -> +-296.6 Elo.
+    value, margin = elo.pentanomial([2, 1, 1, 0])
+    assert value == 0.0 and margin == pytest.approx(296.6, abs=0.2)
+    assert elo.likelihood_of_superiority(10, 10) == 0.5
+    assert elo.likelihood_of_superiority(10, 0) == pytest.approx(0.99922, abs=1e-5)
+    estimate = elo.estimate(6, 3, 1, [2, 1.5, 1, 1.5, 1])
+    assert estimate.score == 0.75 and estimate.pairs == 5 and estimate.pair_margin is not None
+
+
+def test_time_controls_and_clocks() -> None:
+    assert TimeControl.parse("10+0.1") == TimeControl(10, 0.1)
+    assert TimeControl.parse("40/60") == TimeControl(60, 0, 40)
+    assert TimeControl.parse(".5+.05") == TimeControl(0.5, 0.05)
+    assert [str(TimeControl.parse(t)) for t in ("10+0.1", "40/60", "5", "40/60+1")] == ["10+0.1", "40/60", "5",
+                                                                                       "40/60+1"]
+    for bad in ("", "10+", "abc", "0+0.1", "0/10", "-1+0", "10+0.1+1"):
+        with pytest.raises(ValueError):
+            TimeControl.parse(bad)
+    clock = Clock(1.0, 0.1)
+    assert clock.punch(chess.WHITE, 0.4) and clock.remaining[chess.WHITE] == pytest.approx(0.7)
+    assert clock.pgn_clock(chess.WHITE) == "[%clk 0:00:00.7]" and clock.moves_to_go(chess.WHITE) is None
+    assert not clock.punch(chess.WHITE, 0.71)  # the flag falls
+    assert Clock(1.0, margin=0.05).punch(chess.BLACK, 1.04)  # within the margin
+    repeating = Clock(60, moves=2)
+    assert repeating.moves_to_go(chess.BLACK) == 2
+    repeating.punch(chess.BLACK, 10)
+    assert repeating.moves_to_go(chess.BLACK) == 1
+    repeating.punch(chess.BLACK, 10)
+    assert repeating.remaining[chess.BLACK] == pytest.approx(100) and repeating.moves_to_go(chess.BLACK) == 2
+
+
+def test_balanced_starts_are_seeded_and_balanced(prober) -> None:
+    starts = balanced_starts(3, seed=2, prober=prober)
+    assert [b.fen() for b in starts] == [b.fen() for b in balanced_starts(3, seed=2, prober=prober)]
+    assert all(6 <= chess.popcount(b.occupied) <= 10 and b.turn == chess.WHITE for b in starts)
+    # The tuner's unfiltered starts stay as they were.
+    assert [b.fen() for b in starting_positions(2, seed=4)][0] == "8/8/4r1PK/1p6/8/6k1/8/5R2 w - - 0 1"
+
+
+# -- real matches ----------------------------------------------------------------------------------
+
+
+def check_match(out: str, pgn_text: str, games: int, names: tuple[str, str]) -> dict:
+    """The JSON and the PGN agree: every game played, colours alternating, results as reported."""
+    data = json.loads(out)
+    summary = data["summary"]
+    assert summary["wins"] + summary["draws"] + summary["losses"] == summary["games"] == games
+    records = data["games"]
+    assert [g["round"] for g in records] == list(range(1, games + 1))
+    for g in records:
+        first_white = g["round"] % 2 == 1
+        assert g["first_white"] == first_white
+        assert (g["white"], g["black"]) == (names if first_white else names[::-1])
+    assert records[0]["start"] == records[1]["start"]  # each start with both colours
+    pgn = sorted(read_pgn(pgn_text), key=lambda game: int(game.headers["Round"]))
+    assert len(pgn) == games
+    for game, record in zip(pgn, records, strict=True):
+        assert game.headers["White"] == record["white"] and game.headers["Result"] == record["result"]
+        assert game.board().fen() == record["start"] and len(list(game.mainline_moves())) == record["plies"]
+    assert summary["illegal_moves"] == 0 and summary["time_losses"] == 0
+    return data
+
+
+def test_our_engine_against_itself(syzygy_path: str, tmp_path: Path) -> None:
+    pgn = tmp_path / "games.pgn"
+    code, out, err = run("--engine", OURS, "--engine", "self", "--nodes", "200", "--games", "4", "--name1", "A",
+                         "--name2", "B", "--pgn", str(pgn), "--json")
+    assert code == 0, err
+    data = check_match(out, pgn.read_text(), 4, ("A", "B"))
+    assert all(e["tables"] and e["avg_nodes"] for e in data["summary"]["engines"])
+    assert data["meta"]["syzygy_path"] == syzygy_path
+
+
+@needs_stockfish
+def test_against_stockfish_at_depth_1_in_two_jobs(syzygy_path: str) -> None:
+    code, out, err = run("--engine", "self", "--engine", STOCKFISH, "--depth", "1", "--games", "4", "--jobs", "2",
+                         "--pgn", "-", "--max-plies", "120")
+    assert code == 0, err
+    assert "Elo difference: " in err and "chess-endgame 0.1.0 vs Stockfish 15.1: 4 games at depth 1" in err
+    games = read_pgn(out)
+    assert sorted(int(g.headers["Round"]) for g in games) == [1, 2, 3, 4]
+    assert all(g.headers["Black" if int(g.headers["Round"]) % 2 else "White"].startswith("Stockfish") for g in games)
+
+
+@needs_stockfish
+def test_stockfish_keeps_to_a_tiny_clock(syzygy_path: str, tmp_path: Path) -> None:
+    pgn = tmp_path / "clocked.pgn"
+    code, out, err = run("--engine", STOCKFISH, "--engine", "self", "--tc", "1+0.02", "--games", "2", "--jobs", "2",
+                         "--pgn", str(pgn), "--json", "--max-plies", "150")
+    assert code == 0, err
+    data = json.loads(out)
+    assert data["summary"]["engines"][0]["time_losses"] == 0 and data["summary"]["games"] == 2
+    assert data["meta"]["time_control"] == "1+0.02"
+    text = pgn.read_text()
+    assert "[%clk 0:00:" in text and '[TimeControl "1+0.02"]' in text
+
+
+# -- engines that misbehave ------------------------------------------------------------------------
+
+
+HALF_SECOND = TimeControl(0.5)
+
+
+def fake_match(mode: str, tc: TimeControl | None = HALF_SECOND, games: int = 2):
+    spec = MatchSpec((EngineConfig(f"{FAKE} {mode}"), EngineConfig(f"{FAKE} normal")), (FEN,), games, tc,
+                     SearchLimits(depth=1), tb_adjudication=False, max_plies=40)
+    outcome = run_match(spec)
+    assert not outcome.errors and len(outcome.games) == games
+    return outcome, outcome.summary()
+
+
+def test_a_slow_engine_loses_on_time() -> None:
+    outcome, summary = fake_match("slow:0.3")
+    assert summary["engines"][0]["time_losses"] == 2 and summary["losses"] == 2
+    assert all(g.record.termination == "time forfeit by fake slow" for g in outcome.games)
+
+
+def test_a_hung_engine_loses_on_time_and_is_restarted() -> None:
+    start = time.monotonic()
+    outcome, summary = fake_match("hang", TimeControl(0.2))
+    assert summary["time_losses"] == 2 and summary["losses"] == 2
+    assert time.monotonic() - start < 10  # stopped a second after its clock ran out, not waited for
+
+
+def test_a_crashing_engine_forfeits_and_is_restarted() -> None:
+    outcome, summary = fake_match("crash:2", None)
+    assert summary["engines"][0]["crashes"] == 2 and summary["losses"] == 2
+    assert "the engine process died" in outcome.games[1].record.termination
+
+
+def test_an_illegal_move_loses() -> None:
+    outcome, summary = fake_match("illegal", None)
+    assert summary["illegal_moves"] == 2 and summary["engines"][0]["illegal_moves"] == 2
+    assert outcome.games[0].record.termination.startswith("illegal move ")
+
+
+def test_starts_from_an_openings_file(tmp_path: Path) -> None:
+    epd = tmp_path / "starts.epd"
+    epd.write_text(f"# one start\n{FEN.rsplit(' ', 2)[0]} id \"rook ending\";\n")
+    code, out, err = run("--engine", FAKE, "--engine", f"{FAKE} slow:0.01", "--openings", str(epd), "--games", "3",
+                         "--movetime", "50", "--json", "--no-tb-adjudication", "--max-plies", "10")
+    assert code == 0, err
+    data = json.loads(out)
+    assert {g["start"] for g in data["games"]} == {FEN} and [g["first_white"] for g in data["games"]] == [
+        True, False, True]
+    assert data["meta"]["starts"].startswith("1 start from ") and data["summary"]["draws"] == 3
+
+
+# -- bad input -------------------------------------------------------------------------------------
+
+
+def one_line_error(code: int, out: str, err: str, *words: str) -> None:
+    assert code == 2 and out == "", (code, out, err)
+    lines = err.strip().splitlines()
+    assert len(lines) == 1 and lines[0].startswith("chess-endgame: error: "), err
+    for word in words:
+        assert word in lines[0], (word, err)
+
+
+@pytest.mark.parametrize(("args", "words"), [
+    (["--engine", "self"], ["two engines", "got 1"]),
+    ([], ["two engines", "got 0"]),
+    (["--engine", "self", "--engine", "self", "--tc", "10+"], ["--tc", "[MOVES/]SECONDS[+INCREMENT]"]),
+    (["--engine", "self", "--engine", "self", "--tc", "0+0"], ["--tc", "no time"]),
+    (["--engine", "self", "--engine", "self", "--games", "0"], ["--games", "0"]),
+    (["--engine", "self", "--engine", "self", "--tc", "1+0", "--depth", "2"], ["one of --tc"]),
+    (["--engine", "self", "--engine", "self", "--option1", "Hash"], ["--option1", "NAME=VALUE"]),
+    (["--engine", "self", "--engine", "self", "--option2", "NoSuchOption=1", "--games", "1"], ["NoSuchOption"]),
+    (["--engine", "self", "--engine", "/nonexistent/engine"], ["/nonexistent/engine"]),
+    (["--engine", "self", "--engine", "self", "--json", "--pgn", "-"], ["standard output"]),
+])
+def test_bad_input_gives_one_line(args: list[str], words: list[str]) -> None:
+    one_line_error(*run(*args), *words)
+
+
+def test_a_bad_openings_file_gives_one_line(tmp_path: Path) -> None:
+    epd = tmp_path / "bad.epd"
+    epd.write_text(f"{FEN}\nnot a position\n")
+    one_line_error(*run("--engine", "self", "--engine", "self", "--openings", str(epd)), f"{epd}:2")
+
+
+# -- Ctrl-C ----------------------------------------------------------------------------------------
+
+
+def test_ctrl_c_reports_and_keeps_the_finished_games(syzygy_path: str, tmp_path: Path) -> None:
+    pgn = tmp_path / "partial.pgn"
+    proc = subprocess.Popen([str(BIN / "chess-endgame"), "match", "--engine", FAKE, "--engine", FAKE,
+                             "--movetime", "20", "--openings", str(write_fen(tmp_path)), "--games", "1000",
+                             "--max-plies", "6", "--pgn", str(pgn)],
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    deadline = time.monotonic() + 30
+    while time.monotonic() < deadline and (not pgn.exists() or pgn.read_text().count("[Event ") < 2):
+        time.sleep(0.1)
+    proc.send_signal(signal.SIGINT)
+    out, err = proc.communicate(timeout=30)
+    assert proc.returncode == 130, (out, err)
+    games = read_pgn(pgn.read_text())
+    assert 2 <= len(games) < 1000
+    assert f"{len(games)} games at movetime 20 ms" in out and "result (fake normal #1's view)" in out
+    assert f"interrupted; {len(games)} of 1000 games finished" in err
+
+
+def write_fen(tmp_path: Path) -> Path:
+    path = tmp_path / "fen.epd"
+    path.write_text(FEN + "\n")
+    return path
