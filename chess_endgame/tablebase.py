@@ -24,6 +24,7 @@ import enum
 import os
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
+from typing import Protocol
 
 import chess
 import chess.syzygy
@@ -53,6 +54,8 @@ class Reason(enum.Enum):
     MISSING_TABLE = "missing table"
     CORRUPT_TABLE = "corrupt table"
     INVALID_POSITION = "invalid position"
+    #: A remote tablebase server did not answer usefully (timeout, HTTP error, malformed answer, rate limit).
+    REMOTE = "remote tablebase"
 
 
 @dataclass(frozen=True)
@@ -242,6 +245,37 @@ class ProbeStats:
     dtz_probes: int = 0
     cache_hits: int = 0
     tbhits: int = 0
+
+
+class TablebaseProber(Protocol):
+    """What the chooser, the player and the front ends ask of a prober.
+
+    :class:`Prober` (local files) and :class:`~chess_endgame.remote.RemoteProber` (a
+    server speaking the Lichess tablebase API) both answer it, so nothing above
+    them knows which one it talks to. WDL -2..2 and DTZ in plies, from the side to
+    move, halfmove clock taken as 0; :exc:`NotCoveredError` when there is no answer.
+    """
+
+    stats: ProbeStats
+    #: Largest piece count probed (after the probe limit).
+    max_pieces: int
+
+    @property
+    def available(self) -> bool: ...
+
+    def covers(self, board: chess.Board) -> NotCovered | None: ...
+
+    def probe_wdl(self, board: chess.Board) -> int: ...
+
+    def probe_dtz(self, board: chess.Board) -> int: ...
+
+    def dtz_stored(self, board: chess.Board) -> bool: ...
+
+    def probe(self, board: chess.Board) -> ProbeResult | NotCovered: ...
+
+    def summary(self) -> str: ...
+
+    def close(self) -> None: ...
 
 
 class _LRU:
