@@ -15,6 +15,7 @@ from .evaluate import evaluate
 from .match import match
 from .play import best, play
 from .probe import probe
+from .serve import serve
 from .suite import suite
 from .tablebases import tablebases
 from .tune import tune
@@ -36,6 +37,7 @@ cli.add_command(evaluate)
 cli.add_command(uci)
 cli.add_command(suite)
 cli.add_command(tune)
+cli.add_command(serve)
 cli.add_command(match)
 
 

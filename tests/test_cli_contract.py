@@ -243,9 +243,9 @@ def test_tune_output_to_stdout(syzygy_path: str) -> None:
     assert_one_line_error(*run("tune", "--output", "-", "--install", "--match-games", "100"), "--install")
 
 
-#: Words that give a number its unit in a help text (a seed is a number without one).
+#: Words that give a number its unit in a help text (a seed or a TCP port is a number without one).
 UNIT_WORDS = ("ms", "milliseconds", "seconds", "MB", "plies", "nodes", "positions", "games", "runs", "processes",
-              "pieces", "seed", "share", "variance")
+              "pieces", "seed", "share", "variance", "port")
 #: Commands whose options another change in flight owns (checked again once it lands).
 NOT_YET = {("bench", "choose")}
 
