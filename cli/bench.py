@@ -153,7 +153,8 @@ def convert(syzygy_path: str | None, positions: int, seed: int, mate_nodes: int)
               help="Runs per position; the fastest is kept.")
 @user_errors
 def search(depth: int | None, movetime: int | None, repeat: int) -> None:
-    """Nodes per CPU-second on a fixed list of positions (no tables), and a node-count signature."""
+    """Depth, effective branching factor (EBF) and nodes per CPU-second on a fixed list of positions
+    (no tables), and a node-count signature."""
     if depth is not None and movetime is not None:
         fail("give --depth or --movetime, not both")
     rows: list[SearchRow] = []
@@ -164,10 +165,10 @@ def search(depth: int | None, movetime: int | None, repeat: int) -> None:
                          on_row=lambda row: (rows.append(row), bar.update(1)))
         except KeyboardInterrupt:
             stopped = True
-    click.echo(f"{'position':<34}{'depth':>6}{'nodes':>10}{'cpu s':>8}{'nodes/cpu-s':>13}  best   score")
+    click.echo(f"{'position':<34}{'depth':>6}{'EBF':>6}{'nodes':>10}{'cpu s':>8}{'nodes/cpu-s':>13}  best   score")
     for row in rows:
-        click.echo(f"{row.name:<34}{row.depth:>6}{row.nodes:>10}{row.cpu_seconds:>8.2f}{row.nps:>13,.0f}  "
-                   f"{row.best_move:<6} {row.score}")
+        click.echo(f"{row.name:<34}{row.depth:>6}{row.ebf:>6.2f}{row.nodes:>10}{row.cpu_seconds:>8.2f}"
+                   f"{row.nps:>13,.0f}  {row.best_move:<6} {row.score}")
     if stopped:
         interrupted(f"{len(rows)} of {len(POSITIONS)} positions measured")
     nodes = sum(r.nodes for r in rows)

@@ -1,4 +1,5 @@
-"""``bench search``: a fixed list of positions searched to fixed depths; nodes per CPU-second.
+"""``bench search``: a fixed list of positions searched to fixed depths (or for a fixed time);
+depth, effective branching factor and nodes per CPU-second.
 
 Like Stockfish's ``bench``, the total node count at the fixed depths is a
 signature: any change of search behaviour changes it.
@@ -12,7 +13,7 @@ from dataclasses import dataclass
 
 import chess
 
-from ..search import Limits, Searcher
+from ..search import Info, Limits, Searcher
 
 #: (name, FEN, default depth)
 POSITIONS: tuple[tuple[str, str, int], ...] = (
@@ -40,10 +41,25 @@ class SearchRow:
     cpu_seconds: float
     best_move: str
     score: str
+    #: Effective branching factor: the growth of the node count per iteration over the last two
+    #: completed iterations (nodes at depth d / nodes at depth d - 2, square root).
+    ebf: float = float("nan")
 
     @property
     def nps(self) -> float:
         return self.nodes / self.cpu_seconds if self.cpu_seconds > 0 else float("inf")
+
+
+def per_depth_recorder(nodes_by_depth: dict[int, int]) -> Callable[[Info], None]:
+    """An ``on_info`` callback that keeps the node count at each completed depth."""
+    return lambda info: nodes_by_depth.__setitem__(info.depth, info.nodes)
+
+
+def effective_branching(nodes_by_depth: dict[int, int], depth: int) -> float:
+    """sqrt(nodes(d) / nodes(d - 2)) over the last completed iterations (NaN below depth 3)."""
+    if depth < 3 or depth - 2 not in nodes_by_depth or depth not in nodes_by_depth:
+        return float("nan")
+    return (nodes_by_depth[depth] / max(1, nodes_by_depth[depth - 2])) ** 0.5
 
 
 def bench_search(*, depth: int | None = None, movetime: int | None = None, repeat: int = 3,
@@ -61,11 +77,13 @@ def bench_search(*, depth: int | None = None, movetime: int | None = None, repea
         for _ in range(repeat):
             searcher = Searcher(hash_mb=hash_mb)
             limits = Limits(movetime=movetime) if movetime else Limits(depth=depth or own_depth)
+            per_depth: dict[int, int] = {}
             start = time.process_time()
-            result = searcher.search(chess.Board(fen), limits)
+            result = searcher.search(chess.Board(fen), limits, on_info=per_depth_recorder(per_depth))
             cpu = time.process_time() - start
             row = SearchRow(name, fen, result.depth, result.nodes, cpu,
-                            result.best_move.uci() if result.best_move else "0000", str(result.score))
+                            result.best_move.uci() if result.best_move else "0000", str(result.score),
+                            effective_branching(per_depth, result.depth))
             if best is None or row.nps > best.nps:
                 best = row
         assert best is not None
