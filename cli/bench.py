@@ -173,7 +173,7 @@ def search(depth: int | None, movetime: int | None, repeat: int) -> None:
         interrupted(f"{len(rows)} of {len(POSITIONS)} positions measured")
     nodes = sum(r.nodes for r in rows)
     cpu = sum(r.cpu_seconds for r in rows)
-    click.echo(f"{'total':<34}{'':>6}{nodes:>10}{cpu:>8.2f}{nodes / cpu:>13,.0f}")
+    click.echo(f"{'total':<34}{'':>12}{nodes:>10}{cpu:>8.2f}{nodes / cpu:>13,.0f}")
     click.echo(f"signature: {nodes}" if movetime is None else "signature: n/a (time-limited run)")
 
 

@@ -117,8 +117,9 @@ def test_eval_prints_every_feature() -> None:
 def test_bench_commands_print_their_figures(syzygy_path: str) -> None:
     code, out, _ = run("bench", "search", "--depth", "2", "--repeat", "1")
     assert code == 0 and "signature:" in out and "nodes/cpu-s" in out
-    code, out, _ = run("bench", "choose", "--positions", "1", "--repeat", "1")
+    code, out, _ = run("bench", "choose", "--positions", "1", "--repeat", "1", "--worst-positions", "1")
     assert code == 0 and "speed-up: median" in out and "same best class" in out
+    assert "worst case, one cold choice each" in out and "p99.9" in out and "reserved by the time manager" in out
     code, out, _ = run("bench", "probe", "--positions", "10", "--repeat", "1", "--game-plies", "6")
     assert code == 0 and "WDL, distinct positions" in out and "game replay" in out
 
@@ -127,12 +128,12 @@ def test_bench_search_prints_only_what_it_measured() -> None:
     code, out, err = run("bench", "search", "--depth", "2", "--repeat", "1")
     assert code == 0, err
     lines = out.splitlines()
-    assert lines[0].split()[:3] == ["position", "depth", "nodes"]
+    assert lines[0].split()[:4] == ["position", "depth", "EBF", "nodes"]
     rows = [line for line in lines[1:] if line[34:40].strip().isdigit()]
     assert len(rows) == 13
     for row in rows:  # nodes/cpu-s is this run's nodes over this run's CPU seconds
-        nodes, cpu, nps = int(row[40:50]), float(row[50:58]), float(row[58:71].replace(",", ""))
+        nodes, cpu, nps = int(row[46:56]), float(row[56:64]), float(row[64:77].replace(",", ""))
         assert abs(nodes / nps - cpu) <= 0.0051  # the CPU seconds are printed rounded to 0.01
     total = next(line for line in lines if line.startswith("total"))
-    assert int(total[40:50]) == sum(int(row[40:50]) for row in rows)
+    assert int(total[46:56]) == sum(int(row[46:56]) for row in rows)
     assert not any(word in out for word in ("sunfish", "peer", "python-chess engine", "reference"))
