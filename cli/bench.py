@@ -86,7 +86,7 @@ def probe(syzygy_path: str | None, positions: int, seed: int, repeat: int, game_
               help="Random positions per material (every material present) for the worst case; 0 skips it.")
 @click.option("--seed", default=1, show_default=True, type=int, help=SEED_HELP)
 @click.option("--repeat", default=3, show_default=True, type=click.IntRange(1, 100),
-              help="Timings per position in the comparison (the best one counts).")
+              help="Timed runs per position in the comparison (the best one counts).")
 @user_errors
 def choose(syzygy_path: str | None, positions: int, worst_positions: int, seed: int, repeat: int) -> None:
     """Milliseconds per root choice: the chooser against the naive baseline (DTZ of every child), and

@@ -246,14 +246,8 @@ def test_tune_output_to_stdout(syzygy_path: str) -> None:
 #: Words that give a number its unit in a help text (a seed or a TCP port is a number without one).
 UNIT_WORDS = ("ms", "milliseconds", "seconds", "MB", "plies", "nodes", "positions", "games", "runs", "processes",
               "pieces", "seed", "share", "variance", "port")
-#: Commands whose options another change in flight owns (checked again once it lands).
-NOT_YET = {("bench", "choose")}
-
-
 @pytest.mark.parametrize("path", [p for p, _ in COMMANDS], ids=[" ".join(p) for p, _ in COMMANDS])
 def test_every_option_has_help_with_its_unit(path: tuple[str, ...]) -> None:
-    if path in NOT_YET:
-        pytest.xfail("its options belong to another change in flight")
     command = dict(COMMANDS)[path]
     assert command.help, path
     for option in options(command):
