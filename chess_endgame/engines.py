@@ -80,7 +80,9 @@ class PlayerEngine:
     def answer(self, board: chess.Board) -> Answer:
         start = time.monotonic()
         decision = self._decide(board)
-        return Answer(decision.move.uci() if decision.move else None, str(decision.score), decision.score.mate,
+        score = decision.score
+        return Answer(decision.move.uci() if decision.move else None, None if score is None else str(score),
+                      None if score is None else score.mate,
                       decision.depth, decision.nodes, time.monotonic() - start, [m.uci() for m in decision.pv])
 
     def move(self, board: chess.Board) -> AgentMove:
@@ -88,10 +90,10 @@ class PlayerEngine:
         decision = self._decide(board)
         if decision.source == "tablebase":
             note = f"tablebase {decision.cls.name} D={decision.distance}"  # type: ignore[union-attr]
-            if decision.score.mate is not None:
+            if decision.score is not None and decision.score.mate is not None:
                 note += f" mate {decision.score.mate}"
         else:
-            note = f"search {decision.score} depth {decision.depth}"
+            note = f"search {decision.score or 'no score'} depth {decision.depth}"
         return AgentMove(decision.move, note)
 
     def close(self) -> None:
