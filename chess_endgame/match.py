@@ -78,7 +78,7 @@ def balanced_starts(count: int, seed: int, prober: Prober | None = None, *, max_
     def balanced(board: chess.Board) -> bool:
         player.new_game()
         score = player.decide(board, Limits(nodes=nodes)).score
-        ok = score.mate is None and abs(score.cp) <= max_cp
+        ok = score is not None and score.mate is None and abs(score.cp) <= max_cp  # None: no depth completed
         if ok and progress:
             progress()
         return ok

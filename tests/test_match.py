@@ -149,7 +149,7 @@ def test_against_stockfish_at_depth_1_in_two_jobs(syzygy_path: str) -> None:
     code, out, err = run("--engine", "self", "--engine", STOCKFISH, "--depth", "1", "--games", "4", "--jobs", "2",
                          "--pgn", "-", "--max-plies", "120")
     assert code == 0, err
-    assert "Elo difference: " in err and "chess-endgame 0.1.0 vs Stockfish 15.1: 4 games at depth 1" in err
+    assert "Elo difference: " in err and " vs Stockfish" in err and ": 4 games at depth 1; " in err
     games = read_pgn(out)
     assert sorted(int(g.headers["Round"]) for g in games) == [1, 2, 3, 4]
     assert all(g.headers["Black" if int(g.headers["Round"]) % 2 else "White"].startswith("Stockfish") for g in games)
