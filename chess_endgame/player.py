@@ -177,6 +177,10 @@ class Player:
         score = class_score(best)
         nodes = 0
         hits_before = self.prober.stats.tbhits
+        if (self.options.faster_mate and best.cls >= MoveClass.DRAW and not limits.searchmoves
+                and not best.checkmate and not (best.cls.winning and has_repeated(board))
+                and (due is None or due - time.monotonic() > 0.02)):
+            candidates = candidates + self._more_of_class(board, choice, best, due)
         if (self.options.faster_mate and len(candidates) > 1 and best.cls >= MoveClass.DRAW
                 and not best.checkmate and not (best.cls.winning and has_repeated(board))
                 and (due is None or due - time.monotonic() > 0.02)):
@@ -193,6 +197,26 @@ class Player:
         return Decision(best.move, "tablebase", score, pv, pv[1] if len(pv) > 1 else None, best.worst,
                         best.distance, choice, depth=1, nodes=nodes,
                         tbhits=self.prober.stats.tbhits - hits_before)
+
+    def _more_of_class(self, board: chess.Board, choice: Choice, best: RankedMove,
+                       due: float | None) -> list[RankedMove]:
+        """Moves the chooser left unresolved (it needs only the best one) that are of ``best``'s class
+        too, resolved exactly while ``due`` allows (half the time left, checks first): the faster-mate
+        search picks among them."""
+        unresolved = sorted((m for m in choice.moves if not m.exact and m.cls == best.cls),
+                            key=lambda m: not board.gives_check(m.move))
+        stop_at = None if due is None else time.monotonic() + (due - time.monotonic()) / 2
+        found = []
+        for entry in unresolved:
+            if stop_at is not None and time.monotonic() >= stop_at:
+                break
+            try:
+                ranked = rank_move(board, entry.move, self.prober, rule50=self.options.rule50)
+            except NotCoveredError:
+                break
+            if ranked.cls == best.cls:
+                found.append(ranked)
+        return found
 
     def _restricted(self, board: chess.Board, searchmoves: list[chess.Move]) -> list[RankedMove]:
         """The best-class moves among ``searchmoves`` (UCI ``go searchmoves``), each ranked exactly."""
