@@ -12,7 +12,7 @@ import pytest
 from chess_endgame.chooser import Choice, choose
 from chess_endgame.player import Player
 from chess_endgame.sampling import random_position
-from chess_endgame.search import EXACT, MATE, MATE_BOUND, TB_BOUND, TB_WIN, Limits, Score, Searcher
+from chess_endgame.search import EXACT, MATE, MATE_BOUND, TB_BOUND, TB_WIN, Limits, Searcher
 from chess_endgame.tablebase import Prober
 from chess_endgame.timeman import budget
 
