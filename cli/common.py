@@ -150,6 +150,29 @@ class OutputFile(click.ParamType):
         return path
 
 
+class OutputDirectory(click.ParamType):
+    """A directory the command will write files into, checked before any work starts.
+
+    It must be a writable directory, or not exist yet in a writable directory
+    (the command makes it).
+    """
+
+    name = "DIR"
+
+    def convert(self, value: Any, param: click.Parameter | None, ctx: click.Context | None) -> str:
+        path = os.fspath(value)
+        parent = os.path.dirname(os.path.abspath(path))
+        if os.path.exists(path) and not os.path.isdir(path):
+            self.fail(f"{path} is not a directory", param, ctx)
+        elif os.path.isdir(path) and not os.access(path, os.W_OK | os.X_OK):
+            self.fail(f"cannot write into {path}: permission denied", param, ctx)
+        elif not os.path.exists(path) and not os.path.isdir(parent):
+            self.fail(f"cannot make {path}: the directory {parent} does not exist", param, ctx)
+        elif not os.path.exists(path) and not os.access(parent, os.W_OK | os.X_OK):
+            self.fail(f"cannot make {path}: no permission to create files in {parent}", param, ctx)
+        return path
+
+
 @contextlib.contextmanager
 def open_output(path: str, *, newline: str | None = None) -> Iterator[TextIO]:
     """``path`` opened for writing text (UTF-8); ``-`` is standard output (left open)."""

@@ -15,6 +15,7 @@ from .evaluate import evaluate
 from .match import match
 from .play import best, play
 from .probe import probe
+from .review import review
 from .serve import serve
 from .suite import suite
 from .tablebases import tablebases
@@ -39,6 +40,7 @@ cli.add_command(suite)
 cli.add_command(tune)
 cli.add_command(serve)
 cli.add_command(match)
+cli.add_command(review)
 
 
 def main() -> None:

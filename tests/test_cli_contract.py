@@ -37,6 +37,7 @@ MINIMAL_ARGS: dict[str, list[str]] = {
     "match": ["--engine", "self", "--games", "1", "--depth", "1"],
     "probe": [FEN],
     "suite": [str(DATA / "mates.epd"), "--limit", "1", "--depth", "1"],
+    "review": [str(DATA / "review.pgn"), "--nodes", "100"],
     "tune": ["--per-material", "10"],
     "tablebases verify": [],
     "tablebases download": ["--pieces", "3", "--mirror", "http://127.0.0.1:9/", "--timeout", "1"],
@@ -195,7 +196,8 @@ OUTPUT_OPTIONS = [(path, option.opts[0]) for path, command in COMMANDS for optio
 def test_every_file_written_is_an_output_option() -> None:
     """Options that write files take OutputFile (checked before the work, ``-`` for stdout), never a bare Path."""
     assert {(" ".join(p), n) for p, n in OUTPUT_OPTIONS} == {
-        ("play", "--pgn"), ("suite", "--output"), ("suite", "--csv"), ("tune", "--output"), ("match", "--pgn")}
+        ("play", "--pgn"), ("suite", "--output"), ("suite", "--csv"), ("tune", "--output"), ("match", "--pgn"),
+        ("review", "--output")}
     for path, command in COMMANDS:
         for param in command.params:
             kind = param.type
