@@ -3,6 +3,9 @@
 If the tables cover the root, the move chooser decides (and, in faster-mate
 mode, a short search among the moves of the best class picks a quicker mate);
 otherwise the alpha-beta searcher plays, probing the tables inside its tree.
+With a remote tablebase (:mod:`.remote`), a root the local tables do not cover
+is ranked from the server's answer when the clock allows the round trip; the
+searcher never asks the server.
 The CLI, the UCI adapter and the suite runner all call :meth:`Player.decide`.
 """
 
@@ -16,6 +19,7 @@ import chess
 
 from .chooser import Choice, MoveClass, RankedMove, choose, has_repeated, rank_move
 from .evaluation import Evaluator
+from .remote import RemoteProber, RootProber
 from .search import Info, Limits, Score, Searcher, SearchResult, TranspositionTable
 from .tablebase import NotCovered, NotCoveredError, Prober
 from .timeman import ranking_deadline
@@ -70,6 +74,8 @@ class Decision:
     lines: list[tuple[Score, list[chess.Move]]] = field(default_factory=list)
     #: "lowerbound" when the score is that of an unfinished iteration's best move.
     bound: str | None = None
+    #: What the user should know about this move (UCI: ``info string``), e.g. why the remote tablebase failed.
+    notes: list[str] = field(default_factory=list)
 
 
 @dataclass
@@ -115,6 +121,8 @@ class Player:
                                  probe_depth=self.options.probe_depth, rule50=self.options.rule50,
                                  multipv=self.options.multipv)
         self._mate_searcher = Searcher(self.searcher.evaluator, hash_mb=4)
+        #: A server speaking the Lichess tablebase API, asked at the root only (None: local tables only).
+        self.remote: RemoteProber | None = None
 
     # -- configuration -----------------------------------------------------------------
 
@@ -127,10 +135,20 @@ class Player:
         self.searcher.tt.clear()
         old.close()
 
+    def set_remote(self, remote: RemoteProber | None) -> None:
+        """Ask this server where the local tables do not reach (UCI ``SyzygyRemote``); None: no server."""
+        old, self.remote = self.remote, remote
+        if remote is not None:
+            remote.probe_limit = self.options.probe_limit
+        if old is not None and old is not remote:
+            old.close()
+
     def apply_options(self) -> None:
         """Push changed :attr:`options` into the prober and searcher."""
         o = self.options
         self.prober.probe_limit = o.probe_limit
+        if self.remote is not None:
+            self.remote.probe_limit = o.probe_limit
         s = self.searcher
         if s.tt.size != TranspositionTable.slots_for(o.hash_mb):
             s.tt.resize(o.hash_mb)
@@ -153,6 +171,9 @@ class Player:
         choice = choose(board, self.prober, rule50=self.options.rule50, full=self.options.multipv > 1,
                         root_dtz=self.options.root_dtz,
                         deadline=ranking_deadline(start, limits.deadline, limits.clock_deadline))
+        notes: list[str] = []
+        if isinstance(choice, NotCovered) and self.remote is not None:
+            choice = self._remote_choice(board, limits, start, choice, notes)
         if isinstance(choice, Choice) and choice.moves:
             decision = self._from_tables(board, choice, limits, _deadline(limits, start, soft=True))
         else:
@@ -161,7 +182,32 @@ class Player:
             if isinstance(choice, NotCovered):
                 decision.not_covered = choice
         decision.time_ms = int((time.monotonic() - start) * 1000)
+        decision.notes = notes
         return decision
+
+    def _remote_choice(self, board: chess.Board, limits: Limits, start: float, local: NotCovered,
+                       notes: list[str]) -> Choice | NotCovered:
+        """The chooser on the remote server (local tables where they answer), when the clock allows
+        the round trip; else, or when the server fails, ``local`` and a note saying why."""
+        remote = self.remote
+        assert remote is not None
+        if remote.covers(board) is not None:
+            return local  # beyond the server too (more pieces, castling): nothing to say
+        now = time.monotonic()
+        due = _deadline(limits, start)
+        clock_left = None if limits.clock_deadline is None else limits.clock_deadline - now
+        timeout = remote.request_timeout(clock_left=clock_left, due_in=None if due is None else due - now)
+        root = RootProber(self.prober, remote, timeout)
+        asked = remote.remote_stats.requests
+        choice = choose(board, root, rule50=self.options.rule50, full=self.options.multipv > 1,  # type: ignore[arg-type]
+                        root_dtz=self.options.root_dtz)
+        if isinstance(choice, Choice):
+            how = "its answer" if remote.remote_stats.requests > asked else "its cached answer"
+            notes.append(f"remote tablebase {remote.url}: the root ranked from {how}")
+            return choice
+        if root.used_remote:
+            notes.append(f"remote tablebase {remote.url}: {choice.message}; the searcher plays this move")
+        return local
 
     def _from_search(self, result: SearchResult) -> Decision:
         return Decision(result.best_move, "search", result.score, result.pv, result.ponder_move,

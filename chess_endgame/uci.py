@@ -22,6 +22,7 @@ import chess
 from . import __version__
 from .player import DEFAULT_MOVETIME_MS, Decision, Player, class_score, class_wdl
 from .position import PositionError, parse_position
+from .remote import RemoteProber, default_cache_path
 from .search import MAX_PLY, Info, Limits, Score
 from .tablebase import Prober, resolve_path, scan
 from .timeman import budget
@@ -90,6 +91,7 @@ def options() -> list[Option]:
         Option("Syzygy50MoveRule", "check", True),
         Option("SyzygyProbeLimit", "spin", 7, 0, 7),
         Option("UCI_ShowWDL", "check", False),
+        Option("SyzygyRemote", "string", ""),
     ]
 
 
@@ -275,6 +277,8 @@ class UciEngine:
             return
         if key == "syzygypath":
             self._load_tables(str(parsed))
+        if key == "syzygyremote" and not self._load_remote(str(parsed)):
+            return
         self.values[key] = parsed
         if key == "hash":
             o.hash_mb = int(parsed)  # type: ignore[arg-type]
@@ -294,6 +298,21 @@ class UciEngine:
             self.info_string(f"SyzygyPath directory {directory}: {problem}")
         self.player.set_prober(prober)
         self.info_string(prober.summary())
+
+    def _load_remote(self, url: str) -> bool:
+        """Use the server at ``url`` at the root where the tables do not reach (empty: none); False if unusable."""
+        if not url.strip():
+            self.player.set_remote(None)
+            return True
+        try:
+            remote = RemoteProber(url, cache_path=default_cache_path())
+        except ValueError as exc:
+            self.info_string(f"SyzygyRemote: {exc}; unchanged")
+            return False
+        self.player.set_remote(remote)
+        self.info_string(f"SyzygyRemote: {remote.summary()}, asked at the root only; answers cached in "
+                         f"{default_cache_path()}")
+        return True
 
     def _ucinewgame(self, args: list[str]) -> None:
         self._stop_search()
@@ -440,6 +459,8 @@ class UciEngine:
         except Exception as exc:  # noqa: BLE001 - report, and still answer with a legal move
             self.info_string(f"search failed: {type(exc).__name__}: {exc}")
         if decision is not None:
+            for note in decision.notes:
+                self.info_string(note)
             for info in self._final_infos(decision):
                 self._on_info(info)
         # In ponder or infinite mode, bestmove waits for ponderhit / stop.

@@ -16,6 +16,7 @@ import click
 
 from chess_endgame.player import DEFAULT_MOVETIME_MS, Player, PlayerOptions
 from chess_endgame.position import PositionError, parse_position
+from chess_endgame.remote import RemoteProber, check_url, default_cache_path
 from chess_endgame.tablebase import HOW_TO_GET_TABLES, Prober, resolve_path
 
 F = TypeVar("F", bound=Callable[..., Any])
@@ -293,9 +294,43 @@ def search_limits(movetime: int | None, depth: int | None, nodes: int | None) ->
     return {"movetime": movetime, "depth": depth, "nodes": nodes}
 
 
-def make_player(syzygy_path: str | None, *, hash_mb: int = 16, faster_mate: bool = True) -> Player:
-    """The project's player on the chosen tables (a warning for missing directories the user named)."""
-    return Player(load_prober(syzygy_path), options=PlayerOptions(hash_mb=hash_mb, faster_mate=faster_mate))
+def make_player(syzygy_path: str | None, *, hash_mb: int = 16, faster_mate: bool = True,
+                remote_tablebase: str | None = None) -> Player:
+    """The project's player on the chosen tables (a warning for missing directories the user named),
+    asking ``remote_tablebase`` at the root where they do not reach."""
+    player = Player(load_prober(syzygy_path), options=PlayerOptions(hash_mb=hash_mb, faster_mate=faster_mate))
+    player.set_remote(load_remote(remote_tablebase))
+    return player
+
+
+class RemoteURL(click.ParamType):
+    """The base URL of a server speaking the Lichess tablebase API (``http://127.0.0.1:8000``)."""
+
+    name = "URL"
+
+    def convert(self, value: Any, param: click.Parameter | None, ctx: click.Context | None) -> str:
+        try:
+            return check_url(str(value))
+        except ValueError as exc:
+            self.fail(str(exc), param, ctx)
+
+
+def remote_tablebase_option(func: F) -> F:
+    return click.option(
+        "--remote-tablebase", metavar="URL", type=RemoteURL(), default=None,
+        help="Where the local tables do not reach, ask this server speaking the Lichess tablebase API (e.g. "
+             "http://127.0.0.1:8000 from `chess-endgame serve`), at the root only; answers are cached in the "
+             "user's cache directory.")(func)
+
+
+def load_remote(url: str | None) -> RemoteProber | None:
+    """A remote prober on ``url`` with the disk cache (None without a URL); exit 2 when it cannot be used."""
+    if url is None:
+        return None
+    try:
+        return RemoteProber(url, cache_path=default_cache_path())
+    except ValueError as exc:
+        fail(str(exc))
 
 
 def echo_json(data: Any) -> None:

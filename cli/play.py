@@ -9,6 +9,7 @@ import click
 
 from chess_endgame.engines import EngineError, ExternalEngine, PlayerEngine, SearchLimits
 from chess_endgame.game import GameRecord, PlayedMove, TablebaseAgent, play_game
+from chess_endgame.remote import RootProber
 from chess_endgame.search import Limits
 from chess_endgame.tablebase import category
 
@@ -25,12 +26,15 @@ from .common import (
     open_output,
     position_arguments,
     position_from,
+    remote_tablebase_option,
     search_limits,
     syzygy_path_option,
 )
 
 
-def _score_json(score) -> dict:
+def _score_json(score) -> dict | None:
+    if score is None:
+        return None  # a limit came before any move was searched
     return {"mate": score.mate} if score.mate is not None else {"cp": score.cp}
 
 
@@ -41,8 +45,9 @@ def _score_json(score) -> dict:
 @click.option("--no-faster-mate", is_flag=True, help="Pure DTZ choice at tablebase roots (no mate search).")
 @limit_options
 @syzygy_path_option
+@remote_tablebase_option
 def best(position: tuple[str, ...], moves: bool, as_json: bool, no_faster_mate: bool, movetime: int | None,
-         depth: int | None, nodes: int | None, syzygy_path: str | None) -> None:
+         depth: int | None, nodes: int | None, syzygy_path: str | None, remote_tablebase: str | None) -> None:
     """The move to play in FEN: from the tablebases when they cover it, else from the search.
 
     The halfmove clock comes from the FEN; --moves gives the game so far, so
@@ -51,9 +56,10 @@ def best(position: tuple[str, ...], moves: bool, as_json: bool, no_faster_mate: 
     board = position_from(position, moves)
     if not any(board.legal_moves):
         fail(f"no legal move in {board.fen()}: " + ("checkmate" if board.is_check() else "stalemate"))
-    player = make_player(syzygy_path, faster_mate=not no_faster_mate)
+    player = make_player(syzygy_path, faster_mate=not no_faster_mate, remote_tablebase=remote_tablebase)
     player.options.root_dtz = True
     decision = player.decide(board, Limits(**search_limits(movetime, depth, nodes)))
+    player.set_remote(None)
     move = decision.move
     assert move is not None
     wdl = decision.choice.root_wdl if decision.choice else None
@@ -62,7 +68,7 @@ def best(position: tuple[str, ...], moves: bool, as_json: bool, no_faster_mate: 
         "fen": board.fen(), "move": move.uci(), "san": board.san(move), "source": decision.source,
         "class": decision.cls.name if decision.cls else None, "dtz": dtz, "wdl": wdl,
         "score": _score_json(decision.score), "distance": decision.distance,
-        "pv": [m.uci() for m in decision.pv],
+        "pv": [m.uci() for m in decision.pv], "notes": decision.notes,
     }
     if as_json:
         echo_json(record)
@@ -76,8 +82,10 @@ def best(position: tuple[str, ...], moves: bool, as_json: bool, no_faster_mate: 
         click.echo(f"search:    depth {decision.depth}, {decision.nodes} nodes, {decision.time_ms} ms")
         if decision.not_covered is not None:
             click.echo(f"tables:    {decision.not_covered.message}")
-    click.echo(f"score:     {decision.score}")
+    click.echo(f"score:     {decision.score or 'none (stopped before the first move was searched)'}")
     click.echo(f"pv:        {_san_line(board, decision.pv)}")
+    for note in decision.notes:
+        click.echo(f"note:      {note}")
 
 
 def _san_line(board: chess.Board, moves: list[chess.Move]) -> str:
@@ -101,18 +109,22 @@ def _san_line(board: chess.Board, moves: list[chess.Move]) -> str:
 @click.option("--no-faster-mate", is_flag=True, help="Pure DTZ play at tablebase roots.")
 @limit_options
 @syzygy_path_option
+@remote_tablebase_option
 def play(fen: str, opponent: str, max_plies: int, pgn_path: str | None, no_faster_mate: bool,
-         movetime: int | None, depth: int | None, nodes: int | None, syzygy_path: str | None) -> None:
+         movetime: int | None, depth: int | None, nodes: int | None, syzygy_path: str | None,
+         remote_tablebase: str | None) -> None:
     """Play FEN out: this engine for the side to move against --opponent; adjudicate and print the moves."""
     board = board_from(fen, ())
     err = one_stdout({"--pgn": pgn_path})
-    player = make_player(syzygy_path, faster_mate=not no_faster_mate)
+    player = make_player(syzygy_path, faster_mate=not no_faster_mate, remote_tablebase=remote_tablebase)
     limits = SearchLimits(**search_limits(movetime, depth, nodes))
     ours = PlayerEngine(player, limits)
     if opponent == "self":
         theirs = PlayerEngine(make_player(syzygy_path, faster_mate=not no_faster_mate), limits)
+        theirs.player.set_remote(player.remote)  # one server connection, one request at a time
     elif opponent == "tablebase":
-        theirs = TablebaseAgent(player.prober, PlayerEngine(player, limits))
+        defender = player.prober if player.remote is None else RootProber(player.prober, player.remote)
+        theirs = TablebaseAgent(defender, PlayerEngine(player, limits))  # type: ignore[arg-type]
     else:
         try:
             theirs = ExternalEngine(opponent, {}, limits)
@@ -138,6 +150,7 @@ def play(fen: str, opponent: str, max_plies: int, pgn_path: str | None, no_faste
                             "engine error" if isinstance(exc, EngineError) else "interrupted")
     finally:
         theirs.close()
+        player.set_remote(None)
     click.echo(f"result: {record.result} ({record.termination}) after {record.plies} plies", err=err)
     if pgn_path:
         with open_output(pgn_path) as f:

@@ -6,14 +6,17 @@ import chess
 import click
 
 from chess_endgame.chooser import Choice, RankedMove, choose
+from chess_endgame.remote import RootProber
 from chess_endgame.tablebase import NotCovered, category
 
 from .common import (
     echo_json,
     fail,
     load_prober,
+    load_remote,
     position_arguments,
     position_from,
+    remote_tablebase_option,
     syzygy_path_option,
 )
 
@@ -79,8 +82,9 @@ def not_covered_message(answer: NotCovered) -> str:
 @click.option("--no-50-move-rule", "no_rule50", is_flag=True,
               help="Count cursed wins as wins and blessed losses as losses (Syzygy50MoveRule false).")
 @syzygy_path_option
+@remote_tablebase_option
 def probe(position: tuple[str, ...], moves: bool, as_json: bool, no_rule50: bool,
-          syzygy_path: str | None) -> None:
+          syzygy_path: str | None, remote_tablebase: str | None) -> None:
     """Probe FEN: WDL, DTZ and category from the side to move, then every legal move, best first.
 
     Values after a move are from the mover's view. The halfmove clock of the FEN
@@ -88,8 +92,16 @@ def probe(position: tuple[str, ...], moves: bool, as_json: bool, no_rule50: bool
     CURSED_WIN, DRAW, BLESSED_LOSS, MAYBE_LOSS, LOSS).
     """
     board = position_from(position, moves)
+    remote = load_remote(remote_tablebase)
     with load_prober(syzygy_path) as prober:
-        choice = choose(board, prober, rule50=not no_rule50, full=True)
+        tables = prober if remote is None else RootProber(prober, remote)
+        choice = choose(board, tables, rule50=not no_rule50, full=True)  # type: ignore[arg-type]
+    if remote is not None:
+        remote.close()
+        if isinstance(tables, RootProber) and tables.used_remote:
+            trips = remote.remote_stats.round_trips
+            how = f"in {trips[-1]:.0f} ms" if trips else "from the cache"
+            click.echo(f"chess-endgame: answered by the remote tablebase {remote.url} {how}", err=True)
     if isinstance(choice, NotCovered):
         fail(not_covered_message(choice))
     if as_json:

@@ -30,6 +30,7 @@ from .common import (
     limit_options,
     one_stdout,
     open_output,
+    remote_tablebase_option,
     syzygy_path_option,
 )
 
@@ -90,10 +91,11 @@ def _print_summary(summary: Summary, items: int, *, err: bool) -> None:
 @click.option("--limit", "max_items", type=click.IntRange(1, None), default=None, metavar="POSITIONS",
               help="Only the first POSITIONS positions.")
 @syzygy_path_option
+@remote_tablebase_option
 def suite(files: tuple[str, ...], movetime: int | None, depth: int | None, nodes: int | None,
           engine_command: str | None, engine_options: tuple[str, ...], jobs: int, as_json: bool,
           json_out: str | None, csv_out: str | None, play: bool, theme: str | None, max_items: int | None,
-          syzygy_path: str | None) -> None:
+          syzygy_path: str | None, remote_tablebase: str | None) -> None:
     """Run the suites in FILE... (EPD with bm/am/dm/wdl/dtz, or Lichess puzzle CSV) and score them.
 
     Every position within the tables is also checked against them: the move is
@@ -103,6 +105,10 @@ def suite(files: tuple[str, ...], movetime: int | None, depth: int | None, nodes
         fail("give one of --movetime, --depth, --nodes")
     if engine_options and not engine_command:
         fail("--option sets options of an --engine; the built-in player takes --syzygy-path and the limits")
+    if remote_tablebase and engine_command:
+        fail("--remote-tablebase is for the built-in player; give an --engine its own option (e.g. SyzygyRemote)")
+    if remote_tablebase and jobs > 1:
+        fail("--remote-tablebase runs with --jobs 1: one request in flight to the server")
     err = one_stdout({"--json": as_json, "--output": json_out, "--csv": csv_out})
     if movetime is None and depth is None and nodes is None:
         movetime = DEFAULT_MOVETIME_MS
@@ -118,7 +124,7 @@ def suite(files: tuple[str, ...], movetime: int | None, depth: int | None, nodes
     if not items:
         fail("no positions to run" + (f" with theme {theme!r}" if theme else ""))
     spec = EngineSpec(engine_command, _options(engine_options), SearchLimits(movetime, depth, nodes),
-                      resolve_path(syzygy_path), play)
+                      resolve_path(syzygy_path), play, remote_tablebase=remote_tablebase)
     bar = tqdm(total=len(items), desc="suite", unit="pos", file=sys.stderr, dynamic_ncols=True, disable=None)
     counts = {"solved": 0, "judged": 0}
 

@@ -12,6 +12,7 @@ from ..batch import LocalProcesses, run_batch
 from ..engines import EngineError, ExternalEngine, PlayerEngine, SearchLimits
 from ..game import TablebaseAgent, play_game
 from ..player import Player
+from ..remote import RemoteProber, default_cache_path
 from ..tablebase import Prober
 from .items import Item
 from .scoring import Result, check_epd, expected_result, tablebase_verdict
@@ -30,10 +31,15 @@ class EngineSpec:
     syzygy_path: str | None = None
     play: bool = False
     max_plies: int = 300
+    #: A server speaking the Lichess tablebase API that the player asks at the root (None: local tables only).
+    remote_tablebase: str | None = None
 
     def solver(self) -> PlayerEngine | ExternalEngine:
         if self.command is None:
-            return PlayerEngine(Player(Prober(self.syzygy_path or None)), self.limits)
+            player = Player(Prober(self.syzygy_path or None))
+            if self.remote_tablebase:
+                player.set_remote(RemoteProber(self.remote_tablebase, cache_path=default_cache_path()))
+            return PlayerEngine(player, self.limits)
         return ExternalEngine(self.command, dict(self.options), self.limits)
 
 
