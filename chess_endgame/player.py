@@ -199,6 +199,11 @@ class Player:
         timeout = remote.request_timeout(clock_left=clock_left, due_in=None if due is None else due - now)
         root = RootProber(self.prober, remote, timeout)
         asked = remote.remote_stats.requests
+        try:  # the root first: its one answer holds every move's too (also those of a missing local table)
+            remote.lookup(board, timeout)
+        except NotCoveredError as exc:
+            notes.append(f"remote tablebase {remote.url}: {exc.answer.message}; the searcher plays this move")
+            return local
         choice = choose(board, root, rule50=self.options.rule50, full=self.options.multipv > 1,  # type: ignore[arg-type]
                         root_dtz=self.options.root_dtz)
         if isinstance(choice, Choice):

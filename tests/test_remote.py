@@ -126,6 +126,23 @@ def test_root_prober_prefers_the_local_tables(server: str, prober: Prober, syzyg
         assert root.probe_wdl(chess.Board("8/8/8/4k3/8/8/8/K1Q5 w - - 0 1")) == 2 and not root.used_remote
 
 
+def test_a_missing_local_table_costs_one_request(server: str, prober: Prober, syzygy_dir: Path,
+                                                 tmp_path: Path) -> None:
+    for name in prober.files.wdl:  # every local table but KQRvK and KRRvK, which promotions here reach
+        if name not in ("KQRvK", "KRRvK") and len(name) <= 5:
+            for ext in (".rtbw", ".rtbz"):
+                (tmp_path / f"{name}{ext}").symlink_to(syzygy_dir / f"{name}{ext}")
+    board = chess.Board("8/4P3/8/8/8/2k5/8/K6R w - - 0 1")
+    with Prober(str(tmp_path)) as partial:
+        assert isinstance(choose(board, partial), NotCovered)
+        player = Player(partial)
+        player.set_remote(remote(server))
+        decision = player.decide(board, Limits(depth=1))
+        assert decision.source == "tablebase" and decision.cls is not None and decision.cls.winning
+        assert player.remote.remote_stats.requests == 1  # the root's answer holds both promotions'
+        player.set_remote(None)
+
+
 def test_player_uses_the_server_only_at_the_root(server: str) -> None:
     player = Player(Prober(None))
     player.set_remote(remote(server))

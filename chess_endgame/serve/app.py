@@ -68,8 +68,9 @@ class ServeConfig:
     #: Searches at once (one searcher each); more wait up to ``queue_timeout`` s, then get 503.
     max_searches: int = 2
     queue_timeout: float = 10.0
-    #: Threads that probe the tables.
+    #: Threads that probe the tables, and requests that may wait for one (more get 503 at once).
     probe_threads: int = 4
+    max_waiting: int = 256
 
 
 def is_loopback(host: str) -> bool:
@@ -97,6 +98,7 @@ class Server:
         self.requests = 0
         self.errors = 0
         self.searches_running = 0
+        self.probes_waiting = 0
         self.static = {name: importlib.resources.files(__package__).joinpath("static", name).read_bytes()
                        for name in STATIC_FILES}
 
@@ -154,11 +156,16 @@ class Server:
         """``function(*args)`` on a probe thread, within the request time limit (503 past it)."""
         loop = asyncio.get_running_loop()
         timeout = self.config.request_timeout
+        if self.probes_waiting >= self.config.max_waiting:
+            raise api.ApiError(503, f"busy: {self.probes_waiting} requests waiting; try again")
+        self.probes_waiting += 1
         try:
             return await asyncio.wait_for(loop.run_in_executor(self.probe_pool, functools.partial(function, *args)),
                                           timeout)
         except asyncio.TimeoutError:
             raise api.ApiError(503, f"no answer within {timeout:g} s") from None
+        finally:
+            self.probes_waiting -= 1
 
     # -- the Lichess API -----------------------------------------------------------------------------
 
