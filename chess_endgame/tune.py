@@ -7,6 +7,12 @@ the probability that the side to move wins is modelled as
 by Newton steps on the log-loss with an L2 penalty that pulls them towards
 the current (hand) weights: features the sample barely exercises, like the
 middlegame terms in 5-piece endings, keep their hand values.
+
+Beyond the tables' five pieces, :mod:`.labels` gives quiet positions of 6 to
+20 pieces from self-play games, labelled by the game's result; the fit then
+weights each row so that each source carries a set share of the loss
+(:func:`source_weights`), and :func:`evaluate_fit` reports held-out figures
+by group (tables, self-play by piece count).
 """
 
 from __future__ import annotations
@@ -15,7 +21,7 @@ import math
 import random
 import shutil
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import chess
 import chess.pgn
@@ -34,19 +40,34 @@ class Dataset:
 
     x: np.ndarray
     y: np.ndarray
-    #: Where each row came from: a material name or "pgn".
+    #: Where each row came from: a material name, "pgn" or "selfplay".
     source: list[str]
+    #: Each row's weight in the losses (None: all equal), e.g. from :func:`source_weights`.
+    weight: np.ndarray | None = None
 
     def __len__(self) -> int:
         return len(self.y)
+
+    def take(self, rows: np.ndarray) -> Dataset:
+        """The rows ``rows`` (indices or a boolean mask)."""
+        index = np.flatnonzero(rows) if rows.dtype == bool else rows
+        return Dataset(self.x[index], self.y[index], [self.source[i] for i in index],
+                       None if self.weight is None else self.weight[index])
 
     def split(self, holdout: float, seed: int) -> tuple[Dataset, Dataset]:
         """A seeded (train, held-out) split."""
         order = np.random.default_rng(seed).permutation(len(self.y))
         cut = int(len(order) * (1 - holdout))
-        a, b = order[:cut], order[cut:]
-        return (Dataset(self.x[a], self.y[a], [self.source[i] for i in a]),
-                Dataset(self.x[b], self.y[b], [self.source[i] for i in b]))
+        return self.take(order[:cut]), self.take(order[cut:])
+
+    @staticmethod
+    def concat(parts: list[Dataset]) -> Dataset:
+        """The rows of ``parts`` one after the other (weights 1 where a part has none)."""
+        weighted = any(p.weight is not None for p in parts)
+        return Dataset(np.vstack([p.x for p in parts]), np.concatenate([p.y for p in parts]),
+                       [s for p in parts for s in p.source],
+                       np.concatenate([p.weight if p.weight is not None else np.ones(len(p)) for p in parts])
+                       if weighted else None)
 
 
 def is_quiet(board: chess.Board) -> bool:
@@ -161,28 +182,31 @@ def _sigmoid(z: np.ndarray) -> np.ndarray:
     return 0.5 * (1.0 + np.tanh(0.5 * z))  # numerically safe
 
 
-def log_loss(x: np.ndarray, y: np.ndarray, w: np.ndarray, k: float) -> float:
-    """Mean cross-entropy of the soft labels under P(win) = sigmoid(k * x.w)."""
+def log_loss(x: np.ndarray, y: np.ndarray, w: np.ndarray, k: float,
+             sample_weight: np.ndarray | None = None) -> float:
+    """Mean cross-entropy of the soft labels under P(win) = sigmoid(k * x.w) (weighted by ``sample_weight``)."""
     p = np.clip(_sigmoid(k * (x @ w)), 1e-12, 1 - 1e-12)
-    return float(-np.mean(y * np.log(p) + (1 - y) * np.log(1 - p)))
+    return float(-np.average(y * np.log(p) + (1 - y) * np.log(1 - p), weights=sample_weight))
 
 
-def sign_accuracy(x: np.ndarray, y: np.ndarray, w: np.ndarray) -> float:
+def sign_accuracy(x: np.ndarray, y: np.ndarray, w: np.ndarray, sample_weight: np.ndarray | None = None) -> float:
     """Share of decisive positions (wins and losses) whose result the sign of h predicts."""
     decisive = y != 0.5
     if not decisive.any():
         return float("nan")
     h = x[decisive] @ w
-    return float(np.mean((h > 0) == (y[decisive] == 1.0)))
+    return float(np.average((h > 0) == (y[decisive] == 1.0),
+                            weights=None if sample_weight is None else sample_weight[decisive]))
 
 
-def fit_k(x: np.ndarray, y: np.ndarray, w: np.ndarray, lo: float = 1e-4, hi: float = 0.1) -> float:
+def fit_k(x: np.ndarray, y: np.ndarray, w: np.ndarray, lo: float = 1e-4, hi: float = 0.1,
+          sample_weight: np.ndarray | None = None) -> float:
     """The scale k that minimises the log-loss of fixed weights (golden-section search on log k)."""
     a, b = math.log(lo), math.log(hi)
     ratio = (math.sqrt(5) - 1) / 2
     c, d = b - ratio * (b - a), a + ratio * (b - a)
     for _ in range(60):
-        if log_loss(x, y, w, math.exp(c)) < log_loss(x, y, w, math.exp(d)):
+        if log_loss(x, y, w, math.exp(c), sample_weight) < log_loss(x, y, w, math.exp(d), sample_weight):
             b = d
         else:
             a = c
@@ -190,40 +214,45 @@ def fit_k(x: np.ndarray, y: np.ndarray, w: np.ndarray, lo: float = 1e-4, hi: flo
     return math.exp((a + b) / 2)
 
 
-def frozen_features(x: np.ndarray, min_support: float = 0.01) -> np.ndarray:
+def frozen_features(x: np.ndarray, min_support: float = 0.01, sample_weight: np.ndarray | None = None) -> np.ndarray:
     """Features the sample cannot teach, kept at their current weights (a boolean mask).
 
-    Those non-zero in fewer than ``min_support`` of the rows, and the ``*_mg``
-    terms, which the middlegame phase scales to almost nothing in positions of
-    the tables (fitting them there would blow them up for real middlegames).
+    Those non-zero in fewer than ``min_support`` of the rows (weighted by
+    ``sample_weight``), and the ``*_mg`` terms, which the middlegame phase
+    scales to almost nothing in positions of the tables (fitting them there
+    would blow them up for real middlegames).
     """
-    support = np.mean(x != 0, axis=0)
+    support = np.average(x != 0, axis=0, weights=sample_weight)
     return np.array([support[i] < min_support or name.endswith("_mg") for i, name in enumerate(FEATURES)])
 
 
 def fit(x: np.ndarray, y: np.ndarray, w0: np.ndarray, k: float, *, l2: float = 1e-6, steps: int = 50,
-        frozen: np.ndarray | None = None, progress: Progress | None = None) -> np.ndarray:
+        frozen: np.ndarray | None = None, progress: Progress | None = None,
+        sample_weight: np.ndarray | None = None) -> np.ndarray:
     """Weights minimising ``log-loss + l2 * sum_i var(f_i) * (w_i - w0_i)^2``, by damped Newton steps.
 
     Scaling each weight's penalty by its feature's variance makes ``l2`` mean the
     same for material counts and for mobility sums: it is paid per centipawn of
-    typical contribution moved away from the hand weights.
+    typical contribution moved away from the hand weights. With
+    ``sample_weight`` the log-loss and the variances are weighted means.
     """
-    n = len(y)
-    scale = np.maximum(np.var(x, axis=0), 1e-6)
+    s = np.ones(len(y)) if sample_weight is None else np.asarray(sample_weight, dtype=np.float64)
+    n = float(np.sum(s))
+    mean = (s @ x) / n
+    scale = np.maximum((s @ (x - mean) ** 2) / n, 1e-6)
     scale[0] = 1.0
     penalty = l2 * scale
     w = w0.astype(np.float64).copy()
     free = ~frozen if frozen is not None else np.ones(len(w0), dtype=bool)
 
     def objective(v: np.ndarray) -> float:
-        return log_loss(x, y, v, k) + float(np.sum(penalty * (v - w0) ** 2))
+        return log_loss(x, y, v, k, sample_weight) + float(np.sum(penalty * (v - w0) ** 2))
 
     current = objective(w)
     for _ in range(steps):
         p = _sigmoid(k * (x @ w))
-        gradient = (k * (x.T @ (p - y)) / n + 2 * penalty * (w - w0))[free]
-        hessian = ((k * k) * (x.T * (p * (1 - p))) @ x / n + np.diag(2 * penalty))[np.ix_(free, free)]
+        gradient = (k * (x.T @ (s * (p - y))) / n + 2 * penalty * (w - w0))[free]
+        hessian = ((k * k) * (x.T * (s * p * (1 - p))) @ x / n + np.diag(2 * penalty))[np.ix_(free, free)]
         step = np.zeros_like(w)
         try:
             step[free] = np.linalg.solve(hessian, gradient)
@@ -247,6 +276,22 @@ def fit(x: np.ndarray, y: np.ndarray, w0: np.ndarray, k: float, *, l2: float = 1
 
 
 @dataclass
+class GroupFigures:
+    """Held-out figures of one group of positions (e.g. self-play positions of 6-12 pieces)."""
+
+    name: str
+    size: int
+    hand_loss: float
+    tuned_loss: float
+    hand_sign: float
+    tuned_sign: float
+
+    @property
+    def better(self) -> bool:
+        return self.tuned_loss < self.hand_loss
+
+
+@dataclass
 class Report:
     k: float
     hand_train: float
@@ -257,6 +302,8 @@ class Report:
     tuned_sign: float
     train_size: int
     holdout_size: int
+    #: Held-out figures by group (by source and piece count); empty without self-play labels.
+    groups: list[GroupFigures] = field(default_factory=list)
 
     @property
     def better(self) -> bool:
@@ -272,6 +319,7 @@ def reasons_not_to_install(report: Report, match_score: float | None, match_game
     reasons = []
     if not report.better:
         reasons.append("held-out log-loss is not better")
+    reasons += [f"held-out log-loss is not better on {g.name}" for g in report.groups if g.size and not g.better]
     if match_score is None or match_games < MIN_MATCH_GAMES:
         reasons.append(f"no self-play match of {MIN_MATCH_GAMES} games or more")
     elif match_score < 0.5:
@@ -286,9 +334,37 @@ def install(path: str) -> str:
     return WEIGHTS_FILE
 
 
-def evaluate_fit(train: Dataset, holdout: Dataset, hand: np.ndarray, tuned: np.ndarray, k: float) -> Report:
-    return Report(k, log_loss(train.x, train.y, hand, k), log_loss(holdout.x, holdout.y, hand, k),
-                  log_loss(train.x, train.y, tuned, k), log_loss(holdout.x, holdout.y, tuned, k),
-                  sign_accuracy(holdout.x, holdout.y, hand), sign_accuracy(holdout.x, holdout.y, tuned),
-                  len(train), len(holdout))
+def group_figures(name: str, data: Dataset, hand: np.ndarray, tuned: np.ndarray, k: float) -> GroupFigures:
+    """Unweighted held-out figures of one group (nan when it is empty)."""
+    if not len(data):
+        return GroupFigures(name, 0, *[float("nan")] * 4)
+    return GroupFigures(name, len(data), log_loss(data.x, data.y, hand, k), log_loss(data.x, data.y, tuned, k),
+                        sign_accuracy(data.x, data.y, hand), sign_accuracy(data.x, data.y, tuned))
+
+
+def evaluate_fit(train: Dataset, holdout: Dataset, hand: np.ndarray, tuned: np.ndarray, k: float,
+                 groups: dict[str, Dataset] | None = None) -> Report:
+    """Train and held-out figures (weighted as in the fit), and unweighted ones for each held-out group."""
+    tw, hw = train.weight, holdout.weight
+    return Report(k, log_loss(train.x, train.y, hand, k, tw), log_loss(holdout.x, holdout.y, hand, k, hw),
+                  log_loss(train.x, train.y, tuned, k, tw), log_loss(holdout.x, holdout.y, tuned, k, hw),
+                  sign_accuracy(holdout.x, holdout.y, hand, hw), sign_accuracy(holdout.x, holdout.y, tuned, hw),
+                  len(train), len(holdout),
+                  [group_figures(name, data, hand, tuned, k) for name, data in (groups or {}).items()])
+
+
+#: Default share of the fit's weight carried by the self-play positions (the tables carry the rest).
+SELFPLAY_SHARE = 0.5
+
+
+def source_weights(selfplay: np.ndarray, share: float = SELFPLAY_SHARE) -> np.ndarray:
+    """Row weights (mean 1) giving the rows marked ``selfplay`` ``share`` of the total, the others the rest.
+
+    Within a source every position weighs the same; a source without rows leaves all weights 1.
+    """
+    selfplay = np.asarray(selfplay, dtype=bool)
+    n, n_self = len(selfplay), int(selfplay.sum())
+    if n_self in (0, n):
+        return np.ones(n)
+    return np.where(selfplay, share * n / n_self, (1 - share) * n / (n - n_self))
 

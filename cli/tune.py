@@ -1,16 +1,21 @@
-"""``chess-endgame tune``: fit the evaluation weights to tablebase labels, check them, install them."""
+"""``chess-endgame tune``: fit the evaluation weights to tablebase (and self-play) labels, check them, install
+them."""
 
 from __future__ import annotations
 
+import math
 import sys
+from collections.abc import Callable
 
 import click
 import numpy as np
 from tqdm import tqdm
 
+from chess_endgame import labels as selfplay
 from chess_endgame import tune as tuning
 from chess_endgame.evaluation import Weights, WeightsError, load_weights, save_weights
 from chess_endgame.match import MatchResult, play_match
+from chess_endgame.tablebase import Prober
 
 from .common import (
     STDOUT,
@@ -27,6 +32,79 @@ from .common import (
 
 def _bar(total: int, desc: str, unit: str) -> tqdm:
     return tqdm(total=total, desc=desc, unit=unit, file=sys.stderr, dynamic_ncols=True, disable=None, leave=False)
+
+
+def _figure(value: float, spec: str, unit: str = "") -> str:
+    """A figure, or "-" when there is none (no position, or no decisive one for the sign)."""
+    return "-" if math.isnan(value) else f"{value:{spec}}{unit}"
+
+
+#: Held-out groups of the self-play positions, by piece count (the issue's measure is 6-12).
+PIECE_GROUPS = (("6-12", 6, 12), ("13+", 13, 32))
+
+
+def _play(prober: Prober, start: Weights, games: int, nodes: int, per_game: int, seed: int, jobs: int,
+          labels_out: str | None, say: Callable[[str], None], err: bool) -> selfplay.LabelSet:
+    """Play the self-play games (a progress bar), write their labels; Ctrl-C keeps the games played."""
+    played = selfplay.LabelSet()
+
+    def write() -> None:
+        if labels_out:
+            header = [f"chess-endgame tune self-play labels: {played.finished_games + played.unfinished} games, "
+                      f"{nodes} nodes a move, seed {seed}, weights: {start.source}"]
+            with open_output(labels_out) as f:
+                selfplay.write_labels(played, f, header)
+
+    with _bar(games, "self-play", "game") as bar:
+        def progress(game: selfplay.GameLabels) -> None:
+            bar.set_postfix(positions=len(played))
+            bar.update(1)
+
+        try:
+            selfplay.selfplay_labels(prober, start, games, nodes=nodes, seed=seed, per_game=per_game, jobs=jobs,
+                                     into=played, progress=progress)
+        except KeyboardInterrupt:
+            bar.close()
+            write()
+            done = played.finished_games + played.unfinished
+            interrupted(f"{done} of {games} self-play games played; "
+                        + (f"their labels are written to {labels_out}" if labels_out else "nothing was written"))
+    write()
+    if labels_out and not err:
+        say(f"self-play labels written to {labels_out}")
+    return played
+
+
+def _with_selfplay(train: tuning.Dataset, held: tuning.Dataset, played: selfplay.LabelSet, holdout: float,
+                   seed: int, share: float, table_name: str
+                   ) -> tuple[tuning.Dataset, tuning.Dataset, dict[str, tuning.Dataset], int]:
+    """Add the self-play positions (split by game) to the table ones, weighted by source.
+
+    Returns the train and held-out sets, the held-out groups and the number of held-out games.
+    """
+    data = tuning.dataset(played.boards, played.labels, ["selfplay"] * len(played))
+    out = selfplay.split_by_game(played.games, holdout, seed)
+    counts = played.piece_counts()
+    groups = {table_name: held}
+    for name, lo, hi in PIECE_GROUPS:
+        groups[f"self-play, {name} pieces"] = data.take(out & (counts >= lo) & (counts <= hi))
+    train, held = tuning.Dataset.concat([train, data.take(~out)]), tuning.Dataset.concat([held, data.take(out)])
+    for part in (train, held):
+        part.weight = tuning.source_weights(np.array([s == "selfplay" for s in part.source]), share)
+    return train, held, groups, len(set(np.asarray(played.games)[out].tolist()))
+
+
+def _describe_selfplay(played: selfplay.LabelSet, n_train: int, n_held: int, held_games: int,
+                       labels_path: str | None, nodes: int, share: float, say: Callable[[str], None]) -> None:
+    r = played.results
+    games = played.finished_games + played.unfinished
+    where = f"from {labels_path}" if labels_path else f"{games} games at {nodes} nodes a move"
+    cut = f", {played.unfinished} cut at the ply limit" if played.unfinished else ""
+    say(f"self-play {where} (White +{r['1-0']} ={r['1/2-1/2']} -{r['0-1']}{cut}): {len(played)} positions, "
+        f"{n_train} train, {n_held} held out ({held_games} game{'' if held_games == 1 else 's'})")
+    if len(played):
+        say(f"fit weights: self-play positions {100 * share:.0f}% of the loss, table positions "
+            f"{100 * (1 - share):.0f}%")
 
 
 @click.command()
@@ -53,16 +131,35 @@ def _bar(total: int, desc: str, unit: str) -> tqdm:
               help="Then play this many self-play games, tuned against the starting weights (0: none).")
 @click.option("--match-nodes", default=1500, show_default=True, type=click.IntRange(100, 10**7), metavar="NODES",
               help="Search nodes per move in the match.")
+@click.option("--selfplay-games", default=0, show_default=True, type=click.IntRange(0, 10**6), metavar="GAMES",
+              help="Also learn from quiet 6- to 20-piece positions of this many self-play games of the start "
+                   "weights, labelled by each game's result (0: none).")
+@click.option("--selfplay-nodes", default=selfplay.SELFPLAY_NODES, show_default=True, type=click.IntRange(50, 10**7),
+              metavar="NODES", help="Search nodes per move in the self-play games.")
+@click.option("--selfplay-per-game", default=selfplay.PER_GAME, show_default=True, type=click.IntRange(1, 1000),
+              metavar="N", help="Quiet positions sampled per self-play game, at most.")
+@click.option("--selfplay-share", default=tuning.SELFPLAY_SHARE, show_default=True,
+              type=click.FloatRange(0, 1, min_open=True, max_open=True), metavar="SHARE",
+              help="Share of the fit's loss carried by the self-play positions, the table positions carrying "
+                   "the rest (0.5: half each).")
+@click.option("--labels", "labels_path", type=click.Path(exists=True, dir_okay=False), default=None, metavar="EPD",
+              help="Self-play labels from a file of --labels-out (or any EPD with c9 results) instead of "
+                   "playing games.")
+@click.option("--labels-out", default=None, type=OutputFile(),
+              help="Write the self-play labels to FILE (EPD, c9 result, game number) for a later --labels.")
+@click.option("--jobs", default=1, show_default=True, type=click.IntRange(1, 64), metavar="N",
+              help="Play the self-play games in N processes (the same games as with 1).")
 @click.option("--install", is_flag=True,
               help="Replace the shipped weights when the tuned ones are better on held-out data and do not "
                    "lose a match of at least 100 games.")
 @syzygy_path_option
 @user_errors
 def tune(per_material: int, seed: int, pgn_path: str | None, pgn_per_game: int, cursed_as_wins: bool, l2: float,
-         holdout: float, start_path: str | None, output: str, match_games: int, match_nodes: int, install: bool,
-         syzygy_path: str | None) -> None:
-    """Learn the linear evaluation's weights from tablebase WDL labels (logistic model, numpy)."""
-    err = one_stdout({"--output": output})
+         holdout: float, start_path: str | None, output: str, match_games: int, match_nodes: int,
+         selfplay_games: int, selfplay_nodes: int, selfplay_per_game: int, selfplay_share: float,
+         labels_path: str | None, labels_out: str | None, jobs: int, install: bool, syzygy_path: str | None) -> None:
+    """Learn the linear evaluation's weights from tablebase WDL labels and self-play results (logistic model)."""
+    err = one_stdout({"--output": output, "--labels-out": labels_out})
 
     def say(text: str) -> None:
         click.echo(text, err=err)
@@ -72,41 +169,72 @@ def tune(per_material: int, seed: int, pgn_path: str | None, pgn_per_game: int, 
     if install and match_games < tuning.MIN_MATCH_GAMES:
         fail(f"--install needs --match-games {tuning.MIN_MATCH_GAMES} or more: the tuned weights must not lose "
              "a real match")
+    if labels_path and selfplay_games:
+        fail("give --labels FILE or --selfplay-games N, not both")
+    if labels_out and not selfplay_games:
+        fail("--labels-out writes the labels of self-play games: give --selfplay-games N too")
     try:
         start = load_weights(start_path) if start_path else load_weights()
     except WeightsError as exc:
         fail(str(exc))
     prober = load_prober(syzygy_path, required=True)
     extra = tuning.pgn_positions(pgn_path, pgn_per_game, seed) if pgn_path else ([], [], [])
-    materials = tuning.covered_materials(prober)
-    with _bar(len(materials), "sampling", "material") as bar:
-        boards, labels, sources = tuning.tablebase_positions(
-            prober, per_material, seed, cursed_as_draws=not cursed_as_wins, progress=bar.update)
-    boards, labels, sources = boards + extra[0], labels + extra[1], sources + extra[2]
-    if len(boards) < 100:
-        fail(f"only {len(boards)} quiet positions could be labelled; more tables are needed")
-    data = tuning.dataset(boards, labels, sources)
-    train, held = data.split(holdout, seed)
-    k = tuning.fit_k(train.x, train.y, start.vector)
-    frozen = tuning.frozen_features(train.x)
-    with _bar(50, "fitting", "step") as bar:
-        tuned = tuning.fit(train.x, train.y, start.vector, k, l2=l2, frozen=frozen, progress=bar.update)
-    report = tuning.evaluate_fit(train, held, start.vector, tuned, k)
-    say(f"positions: {report.train_size} train, {report.holdout_size} held out "
-               f"({len(materials)} materials{', PGN ' + pgn_path if pgn_path else ''}; seed {seed})")
+    played = selfplay.read_labels(labels_path) if labels_path else None
+    if selfplay_games:
+        played = _play(prober, start, selfplay_games, selfplay_nodes, selfplay_per_game, seed, jobs, labels_out,
+                       say, err)
+    kept = f"the self-play labels are written to {labels_out}; " if labels_out else ""
+    try:
+        materials = tuning.covered_materials(prober)
+        with _bar(len(materials), "sampling", "material") as bar:
+            boards, labels, sources = tuning.tablebase_positions(
+                prober, per_material, seed, cursed_as_draws=not cursed_as_wins, progress=bar.update)
+        boards, labels, sources = boards + extra[0], labels + extra[1], sources + extra[2]
+        if len(boards) < 100:
+            fail(f"only {len(boards)} quiet positions could be labelled; more tables are needed")
+        data = tuning.dataset(boards, labels, sources)
+        train, held = data.split(holdout, seed)
+        groups, held_games = {}, 0
+        if played is not None and len(played):
+            train, held, groups, held_games = _with_selfplay(train, held, played, holdout, seed, selfplay_share,
+                                                 "tables and PGN" if pgn_path else "tables")
+        k = tuning.fit_k(train.x, train.y, start.vector, sample_weight=train.weight)
+        frozen = tuning.frozen_features(train.x, sample_weight=train.weight)
+        with _bar(50, "fitting", "step") as bar:
+            tuned = tuning.fit(train.x, train.y, start.vector, k, l2=l2, frozen=frozen, progress=bar.update,
+                               sample_weight=train.weight)
+    except KeyboardInterrupt:
+        if not kept:
+            raise
+        interrupted(kept + "no weights were written")
+    report = tuning.evaluate_fit(train, held, start.vector, tuned, k, groups)
+    n_self = sum(1 for s in train.source if s == "selfplay")
+    n_self_held = sum(1 for s in held.source if s == "selfplay")
+    say(f"positions: {report.train_size - n_self} train, {report.holdout_size - n_self_held} held out "
+        f"({len(materials)} materials{', PGN ' + pgn_path if pgn_path else ''}; seed {seed})")
+    if played is not None:
+        _describe_selfplay(played, n_self, n_self_held, held_games, labels_path, selfplay_nodes, selfplay_share, say)
     say(f"scale: P(win) = sigmoid({k:.5f} * h), h in centipawns")
     say(f"{'':<16}{'train log-loss':>16}{'held-out log-loss':>19}{'held-out sign':>15}")
     say(f"{'start weights':<16}{report.hand_train:>16.4f}{report.hand_holdout:>19.4f}"
         f"{100 * report.hand_sign:>14.1f}%")
     say(f"{'tuned weights':<16}{report.tuned_train:>16.4f}{report.tuned_holdout:>19.4f}"
         f"{100 * report.tuned_sign:>14.1f}%")
+    if report.groups:
+        say(f"{'held out, by source':<26}{'positions':>10}{'start loss':>12}{'tuned loss':>12}"
+            f"{'start sign':>12}{'tuned sign':>12}")
+        for g in report.groups:
+            say(f"{g.name:<26}{g.size:>10}" + "".join(f"{_figure(v, '.4f'):>12}" for v in (g.hand_loss, g.tuned_loss))
+                + "".join(f"{_figure(100 * v, '.1f', '%'):>12}" for v in (g.hand_sign, g.tuned_sign)))
     changed = sorted(zip(start.as_dict(), start.vector, tuned, strict=True), key=lambda t: -abs(t[2] - t[1]))
     say("largest changes: " + ", ".join(f"{n} {a:.1f}->{b:.1f}" for n, a, b in changed[:6]))
     say("kept (too little support in the sample): "
         + (", ".join(n for n, f in zip(start.as_dict(), frozen, strict=True) if f) or "none"))
-    weights = Weights(np.round(tuned, 3), f"tuned: seed {seed}, {report.train_size} positions, k {k:.5f}")
+    positions = f"{report.train_size} positions" + (f" ({n_self} self-play)" if n_self else "")
+    weights = Weights(np.round(tuned, 3), f"tuned: seed {seed}, {positions}, k {k:.5f}")
     with open_output(output) as f:
-        save_weights(weights, f, comment="Weights fitted by chess-endgame tune to tablebase WDL labels.")
+        save_weights(weights, f, comment="Weights fitted by chess-endgame tune to tablebase WDL labels"
+                     + (" and self-play game results." if n_self else "."))
     if not err:
         say(f"weights written to {output}")
 

@@ -1,7 +1,8 @@
-"""The tuner: the fitter on synthetic data, labels, the quiet filter, the command, the match."""
+"""The tuner: the fitter on synthetic data, labels, the quiet filter, the command, the match, self-play labels."""
 
 from __future__ import annotations
 
+import random
 from pathlib import Path
 
 import chess
@@ -9,7 +10,7 @@ import numpy as np
 import pytest
 from click.testing import CliRunner
 
-from chess_endgame import tune
+from chess_endgame import labels, tune
 from chess_endgame.evaluation import FEATURES, load_weights
 from chess_endgame.match import play_match, starting_positions
 from chess_endgame.tablebase import Prober
@@ -86,3 +87,126 @@ def test_match_plays_both_colours(prober: Prober) -> None:
         by_start.setdefault(fen, []).append(first_white)
     assert list(by_start.values()) == [[True, False], [True, False]]
     assert [fen for fen in by_start] == [b.fen() for b in starting_positions(2, seed=4)]
+
+
+# -- labels beyond the tables: self-play games ----------------------------------------------
+
+
+@pytest.fixture(scope="module")
+def selfplay_run(prober: Prober) -> labels.LabelSet:
+    """A tiny self-play labelling run: 3 games at 100 nodes a move."""
+    return labels.selfplay_labels(prober, load_weights(), 3, nodes=100, seed=5, per_game=6)
+
+
+def test_selfplay_labels_come_from_six_pieces_up(selfplay_run: labels.LabelSet) -> None:
+    run = selfplay_run
+    assert len(run) > 0 and run.finished_games + run.unfinished == 3
+    assert all(n >= 6 for n in run.piece_counts())
+    assert set(run.labels) <= {0.0, 0.5, 1.0} and set(run.games) <= {0, 1, 2}
+    assert all(tune.is_quiet(b) and b.is_valid() for b in run.boards)
+    # Every position of a game carries that game's result; the label is the side to move's view of it.
+    by_game: dict[int, set[float]] = {}
+    for i, game in enumerate(run.games):
+        by_game.setdefault(game, set()).add(run.white_score(i))
+    assert all(len(scores) == 1 for scores in by_game.values())
+    assert len(by_game) <= run.finished_games  # a finished game may give no quiet position of 6+ pieces
+
+
+def test_selfplay_games_are_the_same_in_two_processes(prober: Prober, selfplay_run: labels.LabelSet) -> None:
+    two = labels.selfplay_labels(prober, load_weights(), 3, nodes=100, seed=5, per_game=6, jobs=2)
+    assert [b.fen() for b in two.boards] == [b.fen() for b in selfplay_run.boards]
+    assert two.labels == selfplay_run.labels and two.games == selfplay_run.games
+
+
+def test_random_materials_are_balanced_and_in_range() -> None:
+    rng = random.Random(3)
+    counts = []
+    for _ in range(300):
+        material = labels.random_material(rng)
+        white, black = material.split("v")
+        counts.append(len(white) + len(black))
+        assert abs(white.count("P") - black.count("P")) <= 1
+        assert sorted(white.replace("P", "").replace("N", "B")) == sorted(black.replace("P", "").replace("N", "B"))
+    assert min(counts) == labels.MIN_PIECES and max(counts) == labels.MAX_PIECES
+
+
+def test_split_by_game_keeps_each_game_on_one_side() -> None:
+    games = [g for g in range(40) for _ in range(g % 7 + 1)]
+    held = labels.split_by_game(games, 0.2, seed=1)
+    out = {g for g, h in zip(games, held, strict=True) if h}
+    assert out.isdisjoint({g for g, h in zip(games, held, strict=True) if not h}) and len(out) == 8
+    assert (held == labels.split_by_game(games, 0.2, seed=1)).all()
+    assert labels.split_by_game([0, 0, 1], 0.2, seed=1).sum() in (1, 2)  # two games: one each side
+    assert not labels.split_by_game([4, 4], 0.2, seed=1).any()
+
+
+def test_label_file_round_trips(selfplay_run: labels.LabelSet, tmp_path: Path) -> None:
+    path = tmp_path / "labels.epd"
+    with open(path, "w", encoding="utf-8") as f:
+        labels.write_labels(selfplay_run, f, ["a header line"])
+    back = labels.read_labels(str(path))
+    assert [b.fen() for b in back.boards] == [b.fen() for b in selfplay_run.boards]
+    assert back.labels == selfplay_run.labels and back.games == selfplay_run.games
+    # Any EPD with c9 results reads too; a line without a game number is a game of its own.
+    other = tmp_path / "quiet-labeled.epd"
+    other.write_text('8/2k5/8/8/3K4/8/3R4/8 b - - c9 "1-0";\n8/2k5/8/8/3K4/8/3R4/8 w - - c9 "1/2-1/2";\n')
+    read = labels.read_labels(str(other))
+    assert read.labels == [0.0, 0.5] and len(set(read.games)) == 2
+    other.write_text('8/2k5/8/8/3K4/8/3R4/8 b - - c9 "1-0";\n8/2k5/8/8/3K4/8/3R4/8 w - - bm Rd1;\n')
+    with pytest.raises(ValueError, match=r"quiet-labeled.epd:2: no game result"):
+        labels.read_labels(str(other))
+
+
+def test_sample_weights_count_rows_and_sources() -> None:
+    x, y, _, k = _synthetic(4, n=3000)
+    twice = tune.fit(np.vstack([x, x[:1000]]), np.concatenate([y, y[:1000]]), np.zeros(5), k, l2=1e-4)
+    weighted = tune.fit(x, y, np.zeros(5), k, l2=1e-4, sample_weight=np.r_[np.full(1000, 2.0), np.ones(2000)])
+    assert np.allclose(twice, weighted, rtol=1e-6, atol=1e-6)
+    w = tune.source_weights(np.array([True] * 10 + [False] * 90), 0.5)
+    assert w[:10].sum() == pytest.approx(w[10:].sum()) and w.mean() == pytest.approx(1.0)
+    assert (tune.source_weights(np.zeros(5, dtype=bool), 0.5) == 1).all()
+
+
+def test_install_needs_every_held_out_group_better() -> None:
+    groups = [tune.GroupFigures("tables", 100, 0.40, 0.38, 0.9, 0.9),
+              tune.GroupFigures("self-play, 6-12 pieces", 50, 0.60, 0.62, 0.7, 0.7),
+              tune.GroupFigures("self-play, 13+ pieces", 0, *[float("nan")] * 4)]
+    report = tune.Report(0.004, 0.5, 0.5, 0.4, 0.4, 0.9, 0.9, 100, 20, groups)
+    assert tune.reasons_not_to_install(report, 0.55, 100) == [
+        "held-out log-loss is not better on self-play, 6-12 pieces"]
+    groups[1] = tune.GroupFigures("self-play, 6-12 pieces", 50, 0.60, 0.58, 0.7, 0.7)
+    assert tune.reasons_not_to_install(report, 0.55, 100) == []
+
+
+def test_tune_with_selfplay_labels_and_the_label_file(syzygy_path: str, tmp_path: Path) -> None:
+    out, cache = tmp_path / "w.json", tmp_path / "labels.epd"
+    args = ["tune", "--per-material", "10", "--selfplay-nodes", "100", "--seed", "5"]
+    first = CliRunner().invoke(cli, [*args, "--selfplay-games", "3", "--labels-out", str(cache), "--output", str(out)])
+    assert first.exit_code == 0, first.stderr
+    assert "self-play, 6-12 pieces" in first.stdout and "held out, by source" in first.stdout
+    assert len(labels.read_labels(str(cache))) > 0
+    weights = out.read_text()
+    again = CliRunner().invoke(cli, [*args, "--labels", str(cache), "--output", str(out)])
+    assert again.exit_code == 0, again.stderr
+    assert out.read_text() == weights  # the same fit, without replaying the games
+
+
+@pytest.mark.parametrize(("extra", "words"), [
+    (["--selfplay-games", "2", "--labels", "LABELS"], "not both"),
+    (["--labels-out", "OUT"], "--selfplay-games"),
+    (["--labels", "BAD"], "BAD"),
+    (["--selfplay-share", "1"], "--selfplay-share"),
+    (["--jobs", "0"], "--jobs"),
+    (["--selfplay-games", "-1"], "--selfplay-games"),
+    (["--selfplay-games", "2", "--labels-out", "-", "--output", "-"], "standard output"),
+])
+def test_bad_selfplay_options_give_one_line(syzygy_path: str, tmp_path: Path, extra: list[str], words: str) -> None:
+    good, bad = tmp_path / "labels.epd", tmp_path / "bad.epd"
+    good.write_text('8/2k5/8/8/3K4/8/3R4/8 b - - c9 "1-0";\n')
+    bad.write_text("not an EPD line\n")
+    names = {"LABELS": str(good), "OUT": str(tmp_path / "out.epd"), "BAD": str(bad)}
+    words = names.get(words, words)
+    result = CliRunner().invoke(cli, ["tune", "--per-material", "10", *[names.get(a, a) for a in extra]])
+    assert result.exit_code == 2 and result.stdout == ""
+    lines = result.stderr.strip().splitlines()
+    assert len(lines) == 1 and lines[0].startswith("chess-endgame: error: ") and words in lines[0], result.stderr

@@ -1,0 +1,332 @@
+"""Tuner labels beyond the tables: quiet positions from self-play games, labelled by the game's result.
+
+The tables label positions of at most five pieces; the searcher plays positions
+of six to twenty. :func:`selfplay_labels` plays the project's own player
+against itself (a fixed node budget a move, the hash cleared before each game,
+so a game depends only on the seed, its number and the weights) from seeded
+random starts of :data:`MIN_PIECES` to :data:`MAX_PIECES` pieces: balanced
+material (the same pieces each side, at most a pawn or a bishop-for-knight
+apart), a quiet position that a short search scores within
+:data:`BALANCED_CP`. The tables adjudicate a game as soon as they cover it.
+Quiet positions of at least :data:`MIN_PIECES` pieces are sampled from each
+finished game (at most ``per_game``) and labelled with the game's result, 1 /
+0.5 / 0 from the side to move's view. Games cut at ``max_plies`` give no
+labels.
+
+Why the game's result and not a deeper search's score: a search label teaches
+the evaluation to imitate the same evaluation a few plies on, with the same
+blind spots; the result is what the tables' WDL labels are too (win, draw,
+loss), it costs no search beyond the game, and it is what the logistic model
+predicts. It is noisy (a 300-node player blunders), which the held-out
+figures measure rather than hide.
+
+Label files are EPD, one position a line, with the game's result from White's
+view in the ``c9`` opcode (the format of the widely used "quiet-labeled" EPD
+files, which :func:`read_labels` reads too) and the game's number in ``game``
+(positions of one game stay on one side of the held-out split; a line without
+``game`` is a game of its own). Positions, not features, are stored, so a
+file stays valid when the features change.
+"""
+
+from __future__ import annotations
+
+import multiprocessing
+import random
+import signal
+from collections.abc import Callable, Iterable, Iterator, Sequence
+from dataclasses import dataclass, field
+from typing import TextIO
+
+import chess
+import numpy as np
+
+from .engines import PlayerEngine, SearchLimits
+from .evaluation import Evaluator, Weights
+from .game import play_game
+from .match import tablebase_adjudicator
+from .player import Player, PlayerOptions
+from .sampling import random_position
+from .search import Limits
+from .tablebase import Prober
+from .tune import is_quiet
+
+#: Piece counts (kings included) of the self-play starts and of the positions labelled.
+MIN_PIECES = 6
+MAX_PIECES = 20
+#: Defaults of the command's --selfplay-nodes and --selfplay-per-game.
+SELFPLAY_NODES = 500
+PER_GAME = 10
+#: A start is kept when a search of :data:`BALANCE_NODES` nodes scores it within this many centipawns.
+BALANCED_CP = 150
+BALANCE_NODES = 1000
+#: Pieces drawn (without replacement) for both sides' equal sets.
+_PIECE_POOL = "QRRBBNN"
+_ORDER = {c: i for i, c in enumerate("KQRBNP")}
+#: Game results (White's view) and their points for White.
+RESULTS = {"1-0": 1.0, "1/2-1/2": 0.5, "0-1": 0.0}
+
+
+def random_material(rng: random.Random, min_pieces: int = MIN_PIECES, max_pieces: int = MAX_PIECES) -> str:
+    """A balanced material such as ``KRBPPPvKRNPP``, its piece count uniform in [min_pieces, max_pieces].
+
+    Both sides get the same 0-4 pieces from Q, R, R, B, B, N, N and the same
+    pawns; an odd count gives one side a pawn more, and in a third of the
+    materials with a minor piece one side's bishop is a knight or the other
+    way round.
+    """
+    total = rng.randint(min_pieces, max_pieces)
+    per_side, extra = divmod(total - 2, 2)
+    count = rng.randint(max(0, per_side + extra - 8), min(4, per_side))
+    pieces = sorted(rng.sample(_PIECE_POOL, count), key=_ORDER.__getitem__)
+    white, black = list(pieces), list(pieces)
+    minors = [i for i, c in enumerate(black) if c in "BN"]
+    if minors and rng.random() < 1 / 3:
+        i = rng.choice(minors)
+        black[i] = "N" if black[i] == "B" else "B"
+    pawns = [per_side - count, per_side - count]
+    pawns[rng.randrange(2)] += extra
+    if rng.random() < 0.5:
+        white, black = black, white
+
+    def side(types: list[str], n: int) -> str:
+        return "K" + "".join(sorted(types, key=_ORDER.__getitem__)) + "P" * n
+
+    return f"{side(white, pawns[0])}v{side(black, pawns[1])}"
+
+
+def pieces(board: chess.Board) -> int:
+    return chess.popcount(board.occupied)
+
+
+@dataclass
+class GameLabels:
+    """What one self-play game gave: its start, result and sampled quiet positions (FENs)."""
+
+    number: int
+    start: str
+    result: str
+    termination: str
+    plies: int
+    positions: list[str] = field(default_factory=list)
+
+    @property
+    def finished(self) -> bool:
+        return self.result in RESULTS
+
+
+class SelfPlay:
+    """Plays and labels self-play games with one weight set (one per process)."""
+
+    def __init__(self, prober: Prober, weights: Weights, *, nodes: int, seed: int, per_game: int = PER_GAME,
+                 max_plies: int = 400, min_pieces: int = MIN_PIECES, max_pieces: int = MAX_PIECES) -> None:
+        self.prober = prober
+        self.player = Player(prober, options=PlayerOptions(faster_mate=False, hash_mb=4),
+                             evaluator=Evaluator(weights))
+        self.adjudicator = tablebase_adjudicator(prober)
+        self.nodes, self.seed, self.per_game, self.max_plies = nodes, seed, per_game, max_plies
+        self.min_pieces, self.max_pieces = min_pieces, max_pieces
+
+    def _rng(self, number: int) -> random.Random:
+        return random.Random(self.seed * 1_000_003 + number)
+
+    def start(self, rng: random.Random) -> chess.Board:
+        """A seeded quiet start that the tables do not cover and a short search calls undecided.
+
+        The piece count is drawn first (uniform), then materials of that count
+        and placements until one passes: large counts pass less often, and
+        redrawing the count would skew the starts towards small ones.
+        """
+        total = rng.randint(self.min_pieces, self.max_pieces)
+        while True:
+            material = random_material(rng, total, total)
+            for _ in range(100):
+                board = random_position(material, rng)
+                if not is_quiet(board) or self.prober.covers(board) is None:
+                    continue
+                self.player.new_game()
+                score = self.player.decide(board, Limits(nodes=BALANCE_NODES)).score
+                if score.mate is None and abs(score.cp) <= BALANCED_CP:
+                    return board
+
+    def game(self, number: int) -> GameLabels:
+        """Game ``number``: the same for the same seed, weights and node budget, in any process."""
+        rng = self._rng(number)
+        start = self.start(rng)
+        self.player.new_game()
+        engine = PlayerEngine(self.player, SearchLimits(nodes=self.nodes), name="self")
+        seen = [start.copy(stack=False)]
+        record = play_game(start, engine, engine, max_plies=self.max_plies, adjudicator=self.adjudicator,
+                           on_move=lambda board, _: seen.append(board.copy(stack=False)))
+        labels = GameLabels(number, start.fen(), record.result, record.termination, record.plies)
+        if labels.finished:
+            # The last position ended the game (mate, stalemate, a draw rule, the tables): not a sample.
+            candidates = [b for b in seen[:-1] if pieces(b) >= self.min_pieces and is_quiet(b)]
+            chosen = sorted(rng.sample(range(len(candidates)), min(self.per_game, len(candidates))))
+            labels.positions = [candidates[i].fen() for i in chosen]
+        return labels
+
+
+@dataclass
+class LabelSet:
+    """Labelled positions: boards, labels from the side to move's view, and each one's game."""
+
+    boards: list[chess.Board] = field(default_factory=list)
+    #: 1 win, 0.5 draw, 0 loss for the side to move.
+    labels: list[float] = field(default_factory=list)
+    games: list[int] = field(default_factory=list)
+    #: Results (White's view) of the finished games, and how many were cut at the ply limit.
+    results: dict[str, int] = field(default_factory=lambda: dict.fromkeys(RESULTS, 0))
+    unfinished: int = 0
+
+    def __len__(self) -> int:
+        return len(self.labels)
+
+    @property
+    def finished_games(self) -> int:
+        return sum(self.results.values())
+
+    def add_position(self, board: chess.Board, white_score: float, game: int) -> None:
+        self.boards.append(board)
+        self.labels.append(white_score if board.turn == chess.WHITE else 1.0 - white_score)
+        self.games.append(game)
+
+    def add_game(self, game: GameLabels) -> None:
+        if not game.finished:
+            self.unfinished += 1
+            return
+        self.results[game.result] += 1
+        for fen in game.positions:
+            self.add_position(chess.Board(fen), RESULTS[game.result], game.number)
+
+    def white_score(self, i: int) -> float:
+        return self.labels[i] if self.boards[i].turn == chess.WHITE else 1.0 - self.labels[i]
+
+    def piece_counts(self) -> np.ndarray:
+        return np.array([pieces(b) for b in self.boards], dtype=np.int64)
+
+
+# -- playing many games -------------------------------------------------------------------
+
+_WORKER: SelfPlay | None = None
+
+
+def _init_worker(directories: list[str], weights: Weights, kwargs: dict) -> None:
+    global _WORKER
+    signal.signal(signal.SIGINT, signal.SIG_IGN)  # the parent handles Ctrl-C and ends the pool
+    _WORKER = SelfPlay(Prober(directories), weights, **kwargs)
+
+
+def _worker_game(number: int) -> GameLabels:
+    assert _WORKER is not None
+    return _WORKER.game(number)
+
+
+def play_games(prober: Prober, weights: Weights, games: int, *, nodes: int, seed: int, per_game: int,
+               jobs: int = 1, max_plies: int = 400) -> Iterator[GameLabels]:
+    """Games 0 .. ``games`` - 1 in order, played in ``jobs`` processes (the same games for any ``jobs``).
+
+    Closing the iterator early (or Ctrl-C while it waits) ends the worker processes.
+    """
+    kwargs = {"nodes": nodes, "seed": seed, "per_game": per_game, "max_plies": max_plies}
+    if jobs <= 1:
+        selfplay = SelfPlay(prober, weights, **kwargs)
+        for number in range(games):
+            yield selfplay.game(number)
+        return
+    context = multiprocessing.get_context("spawn")
+    pool = context.Pool(jobs, initializer=_init_worker, initargs=(list(prober.files.directories), weights, kwargs))
+    try:
+        yield from pool.imap(_worker_game, range(games), chunksize=1)
+        pool.close()
+    finally:
+        pool.terminate()
+        pool.join()
+
+
+def selfplay_labels(prober: Prober, weights: Weights, games: int, *, nodes: int, seed: int, per_game: int = PER_GAME,
+                    jobs: int = 1, max_plies: int = 400, into: LabelSet | None = None,
+                    progress: Callable[[GameLabels], None] | None = None) -> LabelSet:
+    """Labelled quiet positions from ``games`` self-play games (see the module's docstring).
+
+    ``into`` collects them as they come, so a caller that catches Ctrl-C keeps the games played.
+    """
+    labels = into if into is not None else LabelSet()
+    for game in play_games(prober, weights, games, nodes=nodes, seed=seed, per_game=per_game, jobs=jobs,
+                           max_plies=max_plies):
+        labels.add_game(game)
+        if progress:
+            progress(game)
+    return labels
+
+
+# -- the held-out split -------------------------------------------------------------------
+
+
+def split_by_game(games: Sequence[int], holdout: float, seed: int) -> np.ndarray:
+    """A boolean mask of the held-out rows: a seeded share ``holdout`` of the games, all their positions.
+
+    With two games or more at least one is held out and at least one kept.
+    """
+    ids = np.asarray(games)
+    unique = np.unique(ids)
+    if len(unique) < 2:
+        return np.zeros(len(ids), dtype=bool)
+    count = min(len(unique) - 1, max(1, round(holdout * len(unique))))
+    held = np.random.default_rng(seed).permutation(unique)[:count]
+    return np.isin(ids, held)
+
+
+# -- label files --------------------------------------------------------------------------
+
+
+def write_labels(labels: LabelSet, out: TextIO, header: Iterable[str] = ()) -> None:
+    """The label file: ``#`` header lines, then one EPD line a position (``c9`` result, ``game``)."""
+    for line in header:
+        out.write(f"# {line}\n")
+    out.write("# one quiet position a line; c9: the game's result (White's view); game: its number\n")
+    for i, board in enumerate(labels.boards):
+        result = {1.0: "1-0", 0.5: "1/2-1/2", 0.0: "0-1"}[labels.white_score(i)]
+        out.write(board.epd(hmvc=board.halfmove_clock, fmvn=board.fullmove_number, c9=result,
+                            game=labels.games[i]) + "\n")
+
+
+def read_labels(path: str) -> LabelSet:
+    """A label file of :func:`write_labels`, or any EPD file whose lines carry a ``c9`` result.
+
+    :raises ValueError: in one line naming the file (and line): not text, a
+        line that is not an EPD position with a result, or no position at all.
+    """
+    try:
+        with open(path, encoding="utf-8-sig") as f:
+            lines = f.read().splitlines()
+    except UnicodeDecodeError:
+        raise ValueError(f"cannot read {path}: not a text file of EPD lines") from None
+    except OSError as exc:
+        raise ValueError(f"cannot read {path}: {exc.strerror or exc}") from None
+    labels = LabelSet()
+    games: dict[int, str] = {}
+    for number, line in enumerate(lines, 1):
+        text = line.strip()
+        if not text or text.startswith("#"):
+            continue
+        try:
+            board, ops = chess.Board.from_epd(text)
+        except ValueError as exc:
+            raise ValueError(f"{path}:{number}: not an EPD position: {exc}") from None
+        result = ops.get("c9")
+        if result not in RESULTS:
+            raise ValueError(f"{path}:{number}: no game result (c9 \"1-0\", \"0-1\" or \"1/2-1/2\") on the line")
+        if not board.is_valid():
+            raise ValueError(f"{path}:{number}: not a legal position: {text}")
+        game = ops.get("game")
+        if game is None:
+            game = -number  # a game of its own
+        elif not isinstance(game, int):
+            raise ValueError(f"{path}:{number}: the game opcode must be a whole number, not {game!r}")
+        games.setdefault(game, str(result))
+        labels.add_position(board, RESULTS[str(result)], game)
+    if not labels.boards:
+        raise ValueError(f"{path}: no labelled positions (EPD lines with a c9 result) in the file")
+    for result in games.values():
+        labels.results[result] += 1
+    return labels
