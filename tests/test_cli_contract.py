@@ -196,8 +196,8 @@ OUTPUT_OPTIONS = [(path, option.opts[0]) for path, command in COMMANDS for optio
 def test_every_file_written_is_an_output_option() -> None:
     """Options that write files take OutputFile (checked before the work, ``-`` for stdout), never a bare Path."""
     assert {(" ".join(p), n) for p, n in OUTPUT_OPTIONS} == {
-        ("play", "--pgn"), ("suite", "--output"), ("suite", "--csv"), ("tune", "--output"), ("match", "--pgn"),
-        ("review", "--output")}
+        ("play", "--pgn"), ("suite", "--output"), ("suite", "--csv"), ("tune", "--output"), ("tune", "--labels-out"),
+        ("match", "--pgn"), ("review", "--output")}
     for path, command in COMMANDS:
         for param in command.params:
             kind = param.type
