@@ -11,6 +11,7 @@ import time
 import click
 from tqdm import tqdm
 
+from chess_endgame.remote import RemoteProber, default_cache_path
 from chess_endgame.review import (
     DEFAULT_NODES,
     GameReview,
@@ -35,8 +36,10 @@ from .common import (
     fail,
     interrupted,
     load_prober,
+    load_remote,
     one_stdout,
     open_output,
+    remote_tablebase_option,
     syzygy_path_option,
 )
 
@@ -86,8 +89,10 @@ def _print_summary(data: dict, *, err: bool) -> None:
               help="Within the tables, a move that keeps the result is ?! when it leaves fewer than PLIES plies "
                    "before the 50-move draw where the best move left more.")
 @syzygy_path_option
+@remote_tablebase_option
 def review(pgn_file: str, movetime: int | None, nodes: int | None, depth: int | None, pgn_out: str | None,
-           as_json: bool, svg_dir: str | None, jobs: int, margin: int, syzygy_path: str | None) -> None:
+           as_json: bool, svg_dir: str | None, jobs: int, margin: int, syzygy_path: str | None,
+           remote_tablebase: str | None) -> None:
     """Review the games of GAMES.pgn (- reads standard input): every move judged, the PGN annotated.
 
     Within the tables each move's class before and after it (50-move rule and
@@ -99,6 +104,8 @@ def review(pgn_file: str, movetime: int | None, nodes: int | None, depth: int | 
     """
     if sum(x is not None for x in (movetime, depth, nodes)) > 1:
         fail("give one of --movetime, --depth, --nodes")
+    if remote_tablebase and jobs > 1:
+        fail("--remote-tablebase runs with --jobs 1: one request in flight to the server")
     if pgn_out is None and not as_json:
         pgn_out = STDOUT
     err = one_stdout({"--json": as_json, "--output": pgn_out})
@@ -114,8 +121,13 @@ def review(pgn_file: str, movetime: int | None, nodes: int | None, depth: int | 
     for bad in skipped:
         click.echo(f"chess-endgame: skipped game {bad.number} (line {bad.line}): {bad.error}", err=True)
     load_prober(syzygy_path).close()  # warns once about directories that are not there
+    remote = load_remote(remote_tablebase)  # exit 2 now when the server cannot be used at all
+    if remote is not None:
+        remote.close()
     spec = ReviewSpec(functools.partial(Prober, resolve_path(syzygy_path)),
-                      ReviewOptions(movetime=movetime, nodes=nodes, depth=depth, tight_plies=margin))
+                      ReviewOptions(movetime=movetime, nodes=nodes, depth=depth, tight_plies=margin),
+                      None if remote_tablebase is None else
+                      functools.partial(RemoteProber, remote_tablebase, cache_path=default_cache_path()))
     bar = tqdm(total=len(games), desc="review", unit="game", file=sys.stderr, dynamic_ncols=True, disable=None)
     flagged = {"blunders": 0}
 

@@ -19,13 +19,16 @@ from click.testing import CliRunner
 
 from chess_endgame.chooser import Choice, MoveClass, choose, rank_move
 from chess_endgame.game import TablebaseAgent, play_game
+from chess_endgame.remote import RemoteProber
 from chess_endgame.review import GameReview, Judgement, Reviewer, ReviewOptions, annotated_game, annotated_pgn
 from chess_endgame.review.judge import eval_judgement
 from chess_endgame.tablebase import Prober
 from chess_endgame_cli.main import cli
 
 from .conftest import require_tables
+from .tbserver import serving
 
+DATA = Path(__file__).parent / "data"
 EXECUTABLE = str(Path(sys.executable).parent / "chess-endgame")
 #: Beyond the tables: small, fixed budgets keep the tests quick and deterministic.
 NODES = ReviewOptions(nodes=4000)
@@ -166,6 +169,24 @@ def test_spending_the_50_move_margin_is_dubious(reviewer: Reviewer, fen: str, mo
 def test_far_from_the_limit_a_slower_win_is_fine(reviewer: Reviewer) -> None:
     review = reviewer.review(game_from("8/6k1/4K3/6B1/8/8/5N2/8 w - - 0 1", ["Ke5"]))
     assert flagged(review) == [] and review.moves[0].after == "WIN"
+
+
+def test_review_through_a_remote_tablebase(prober: Prober) -> None:
+    """No local tables: the roots are ranked from a server speaking the Lichess API (our serve), as locally."""
+    game = game_from("8/6k1/4K3/6B1/8/8/5N2/8 w - - 79 1", ["Kf5", "Kf7", "Ke5"])
+    local = Reviewer(prober, NODES).review(game)
+    with serving(prober) as url:
+        remote = RemoteProber(url, min_interval=0.0)
+        try:
+            far = Reviewer(Prober(None), NODES, remote=remote).review(game)
+        finally:
+            remote.close()
+    assert flagged(far) == flagged(local) == [(3, "Ke5", Judgement.BLUNDER)]
+    assert [(m.source, m.before, m.after, m.best) for m in far.moves] == \
+        [(m.source, m.before, m.after, m.best) for m in local.moves]
+    code, out, err = run("review", str(DATA / "review.pgn"), "--remote-tablebase", "http://127.0.0.1:9",
+                         "--jobs", "2")
+    assert code == 2 and out == "" and "--jobs 1" in err
 
 
 # -- beyond the tables ----------------------------------------------------------------------

@@ -2,9 +2,9 @@
 
 A game that cannot be replayed (a bad FEN, an illegal move, a variant) is a
 :class:`Skipped` with its number and line; the others are reviewed. Workers
-build their own prober from :attr:`ReviewSpec.make_prober` (a picklable
-callable: local files, a remote server), so ``review`` takes whatever prober
-the front end chose.
+build their own probers from :attr:`ReviewSpec.make_prober` and
+:attr:`ReviewSpec.make_remote` (picklable callables), so ``review`` takes
+whatever probers the front end chose.
 """
 
 from __future__ import annotations
@@ -20,6 +20,7 @@ import chess
 import chess.pgn
 
 from ..batch import Backend, BatchResult, LocalProcesses, run_batch
+from ..remote import RemoteProber
 from ..tablebase import Prober
 from .reviewer import GameReview, Reviewer, ReviewOptions, game_problem
 
@@ -129,10 +130,12 @@ def _first_line(text: str, offset: int, starts: list[int]) -> int:
 
 @dataclass(frozen=True)
 class ReviewSpec:
-    """What a worker needs (picklable): how to build its prober, and the review options."""
+    """What a worker needs (picklable): how to build its probers, and the review options."""
 
     make_prober: Callable[[], Prober]
     options: ReviewOptions = ReviewOptions()
+    #: Builds the remote prober asked where the local tables do not reach (None: local tables only).
+    make_remote: Callable[[], RemoteProber] | None = None
 
 
 class ReviewWorker:
@@ -140,7 +143,8 @@ class ReviewWorker:
 
     def __init__(self, spec: ReviewSpec) -> None:
         self.prober = spec.make_prober()
-        self.reviewer = Reviewer(self.prober, spec.options)
+        self.remote = spec.make_remote() if spec.make_remote is not None else None
+        self.reviewer = Reviewer(self.prober, spec.options, remote=self.remote)
 
     def run(self, game: PgnGame) -> GameReview | Skipped:
         parsed = parse_game(game.text)
@@ -154,6 +158,8 @@ class ReviewWorker:
 
     def close(self) -> None:
         self.prober.close()
+        if self.remote is not None:
+            self.remote.close()
 
 
 def review_games(games: list[PgnGame], spec: ReviewSpec, *, jobs: int = 1, backend: Backend | None = None,

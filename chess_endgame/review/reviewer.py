@@ -22,6 +22,7 @@ import chess.syzygy
 
 from ..chooser import Choice, game_result, rank_move
 from ..player import Decision, Player, PlayerOptions
+from ..remote import RemoteProber, RootProber
 from ..search import Limits, Score
 from ..tablebase import NotCoveredError, Prober
 from .judge import TIGHT_PLIES, Judgement, Verdict, eval_judgement, tablebase_judgement
@@ -145,9 +146,11 @@ def pov(score: Score | None, turn: chess.Color) -> chess.engine.PovScore | None:
 
 
 class Reviewer:
-    """Reviews games with one :class:`Player` on ``prober`` (local files, a remote server: any prober)."""
+    """Reviews games with one :class:`Player` on ``prober``, and ``remote`` (a server speaking the Lichess
+    tablebase API) where ``prober`` does not reach, as the player asks it: at each root."""
 
-    def __init__(self, prober: Prober, options: ReviewOptions | None = None) -> None:
+    def __init__(self, prober: Prober, options: ReviewOptions | None = None, *,
+                 remote: RemoteProber | None = None) -> None:
         self.options = options or ReviewOptions()
         # Pure chooser play at tablebase roots (the chooser's best move is the reference) and no
         # line: a line is drawn only for flagged moves, by the second player.
@@ -156,7 +159,10 @@ class Reviewer:
         # The line of a flagged move: LINE_PLIES plies whatever the machine's load (the time cap is a safety net).
         self._liner = Player(prober, options=PlayerOptions(hash_mb=1, faster_mate=False, tb_pv_plies=LINE_PLIES,
                                                            tb_pv_ms=10_000))
-        self.prober = prober
+        self.player.set_remote(remote)
+        self._liner.set_remote(remote)
+        #: What ranks the move played: the prober that ranked the root (local tables first, then the server).
+        self.prober = prober if remote is None else RootProber(prober, remote)
 
     def review(self, game: chess.pgn.Game, number: int = 1) -> GameReview:
         """Review the main line of ``game`` (its start position and history included).
