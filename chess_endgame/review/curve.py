@@ -51,12 +51,6 @@ def curve_svg(review: GameReview) -> str:
            f'<text x="{LEFT}" y="18" font-size="13" font-weight="bold">{escape(title)}</text>',
            f'<rect x="{LEFT}" y="{TOP}" width="{width}" height="{height / 2:.1f}" fill="#f4f4f4"/>',
            f'<rect x="{LEFT}" y="{y(0):.1f}" width="{width}" height="{height / 2:.1f}" fill="#d9d9d9"/>']
-    entry = review.entered
-    if entry is not None:
-        out.append(f'<rect x="{x(entry.ply):.1f}" y="{TOP}" width="{x(plies) - x(entry.ply):.1f}" '
-                   f'height="{height}" fill="#4c78a8" fill-opacity="0.12"/>')
-        out.append(f'<text x="{x(entry.ply) + 3:.1f}" y="{TOP + 12}" fill="#4c78a8">'
-                   f'{escape(f"tables: {entry.material}, {entry.cls} for {entry.turn.capitalize()} to move")}</text>')
     for value, label in ((1, "White"), (0.5, ""), (0, "0"), (-0.5, ""), (-1, "Black")):
         out.append(f'<line x1="{LEFT}" y1="{y(value):.1f}" x2="{LEFT + width}" y2="{y(value):.1f}" '
                    f'stroke="#999" stroke-width="{1 if value == 0 else 0.4}"/>')
@@ -68,6 +62,12 @@ def curve_svg(review: GameReview) -> str:
     points = " ".join(f"{x(i):.1f},{y(v):.1f}" for i, v in enumerate(values))
     out.append(f'<polygon points="{x(0):.1f},{y(0):.1f} {points} {x(len(values) - 1):.1f},{y(0):.1f}" '
                f'fill="#333" fill-opacity="0.15"/>')
+    entry = review.entered
+    if entry is not None:  # the part within the tables: a blue band, explained beside the title
+        out.append(f'<rect x="{x(entry.ply):.1f}" y="{TOP}" width="{x(plies) - x(entry.ply):.1f}" '
+                   f'height="{height}" fill="#4c78a8" fill-opacity="0.18"/>')
+        label = f"tables from ply {entry.ply}: {entry.material}, {entry.cls} for {entry.turn.capitalize()} to move"
+        out.append(f'<text x="{LEFT + width}" y="18" text-anchor="end" fill="#2b4f7a">{escape(label)}</text>')
     out.append(f'<polyline points="{points}" fill="none" stroke="#222" stroke-width="1.5"/>')
     for move in review.moves:
         if move.judgement is None:

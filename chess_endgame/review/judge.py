@@ -104,7 +104,7 @@ def tablebase_judgement(best: RankedMove, played: RankedMove, *, repeats: bool =
     """
     before, after = outcome(best.cls), outcome(played.cls)
     if after < before:
-        rule = " (a draw under the 50-move rule)" if after in (Outcome.CURSED_WIN, Outcome.BLESSED_LOSS) else ""
+        rule = ", a draw under the 50-move rule" if after in (Outcome.CURSED_WIN, Outcome.BLESSED_LOSS) else ""
         return Verdict(Judgement.BLUNDER, f"{before.text} → {after.text}{rule}")
     if played.move == best.move or before not in (Outcome.WIN, Outcome.LOSS):
         return Verdict(None)
