@@ -99,7 +99,7 @@ def test_sweep_small_limits_answer_with_a_searched_move() -> None:
     for fen in fens:
         board = chess.Board(fen)
         for _ in range(4):
-            limits = rng.choice([clock_limits(rng.randrange(60, 400)), Limits(movetime=rng.randrange(1, 20))])
+            limits = rng.choice([clock_limits(rng.randrange(150, 400)), Limits(movetime=rng.randrange(1, 20))])
             result = Searcher().search(board, limits)
             assert result.depth >= 1 and result.score is not None and result.bound is None, (fen, limits)
 
