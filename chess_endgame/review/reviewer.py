@@ -5,9 +5,13 @@ service once: where the tables cover it the chooser ranks it (its best move,
 class and line), elsewhere the searcher evaluates it at the per-move budget;
 that evaluation (of the position after each move, White's view) is the move's
 ``[%eval]`` and the curve. Each move is then judged (:mod:`.judge`) from the
-tables when the position before it is covered; beyond them by the score of the
-best move against the score of the move played, both searched from the same
-position at the same budget (a second search, restricted to the move played).
+tables when the position before it is covered; beyond them as Lichess does,
+from the evaluations before and after the move, and a drop is confirmed (and
+graded) by the score of the best move against the score of the move played,
+both searched from the same position at the same budget (a second search,
+restricted to the move played): separate searches of two positions reach
+different depths and differ by the side to move, which a weak budget turns into
+false alarms.
 """
 
 from __future__ import annotations
@@ -185,10 +189,12 @@ class Reviewer:
                 review.entered = self._entry(board, here, ply - 1)
             entry = MoveReview(ply, board.fullmove_number, "white" if board.turn == chess.WHITE else "black",
                                move.uci(), board.san(move), "search")
-            self._judge(board, move, here, entry)
             board.push(move)
-            here = self._evaluate(board)
-            entry.eval = here.score
+            after = self._evaluate(board)
+            board.pop()
+            self._judge(board, move, here, after, entry)
+            board.push(move)
+            entry.eval, here = after.score, after
             review.moves.append(entry)
         if review.entered is None and here.choice is not None:
             review.entered = self._entry(board, here, len(review.moves))
@@ -212,8 +218,9 @@ class Reviewer:
 
     # -- judging ---------------------------------------------------------------------------
 
-    def _judge(self, board: chess.Board, move: chess.Move, here: _Position, entry: MoveReview) -> None:
-        """Fill in ``entry``'s verdict on ``move`` from ``board`` (evaluated as ``here``)."""
+    def _judge(self, board: chess.Board, move: chess.Move, here: _Position, after: _Position,
+               entry: MoveReview) -> None:
+        """Fill in ``entry``'s verdict on ``move`` from ``board`` (evaluated as ``here``; ``after`` the move)."""
         choice = here.choice
         verdict = Verdict(None)
         best_move = here.decision.move if here.decision is not None else None
@@ -230,8 +237,9 @@ class Reviewer:
                 repeats = board.is_repetition(2)
                 board.pop()
                 verdict = tablebase_judgement(best, played, repeats=repeats, tight=self.options.tight_plies)
-        if entry.source == "search" and move != best_move and here.score is not None:
-            played_score = self._score_of(board, move)
+        if entry.source == "search" and move != best_move and here.score is not None and after.score is not None \
+                and eval_judgement(here.score.pov(board.turn), after.score.pov(board.turn)).judgement is not None:
+            played_score = self._score_of(board, move)  # a drop between two searches: confirm it from one root
             if played_score is not None:
                 verdict = eval_judgement(here.score.pov(board.turn), played_score.pov(board.turn))
         if verdict.judgement is None:
@@ -245,12 +253,7 @@ class Reviewer:
             entry.line = _san_line(board, line)
 
     def _score_of(self, board: chess.Board, move: chess.Move) -> chess.engine.PovScore | None:
-        """The search's score of ``move`` at ``board``'s root, at the same budget as the best move's.
-
-        Judging the move played against the best move from one root and one search tree
-        keeps the comparison fair: two separate searches of the positions before and
-        after the move reach different depths and differ by the side to move.
-        """
+        """The search's score of ``move`` at ``board``'s root, at the same budget as the best move's."""
         limits = self.options.limits()
         limits.searchmoves = [move]
         return pov(self.player.decide(board, limits).score, board.turn)
