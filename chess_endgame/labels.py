@@ -30,16 +30,17 @@ file stays valid when the features change.
 
 from __future__ import annotations
 
-import multiprocessing
+import functools
+import os
 import random
-import signal
-from collections.abc import Callable, Iterable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import TextIO
 
 import chess
 import numpy as np
 
+from .batch import Backend, LocalProcesses, run_batch
 from .engines import PlayerEngine, SearchLimits
 from .evaluation import Evaluator, Weights
 from .game import play_game
@@ -207,55 +208,51 @@ class LabelSet:
 
 # -- playing many games -------------------------------------------------------------------
 
-_WORKER: SelfPlay | None = None
 
+class SelfPlayWorker:
+    """Plays games by number in one process or Ray actor (a worker of :mod:`.batch`)."""
 
-def _init_worker(directories: list[str], weights: Weights, kwargs: dict) -> None:
-    global _WORKER
-    signal.signal(signal.SIGINT, signal.SIG_IGN)  # the parent handles Ctrl-C and ends the pool
-    _WORKER = SelfPlay(Prober(directories), weights, **kwargs)
+    def __init__(self, directories: list[str], weights: Weights, kwargs: dict) -> None:
+        self.prober = Prober(directories)
+        self.selfplay = SelfPlay(self.prober, weights, **kwargs)
 
+    def run(self, number: int) -> GameLabels:
+        return self.selfplay.game(number)
 
-def _worker_game(number: int) -> GameLabels:
-    assert _WORKER is not None
-    return _WORKER.game(number)
-
-
-def play_games(prober: Prober, weights: Weights, games: int, *, nodes: int, seed: int, per_game: int,
-               jobs: int = 1, max_plies: int = 400) -> Iterator[GameLabels]:
-    """Games 0 .. ``games`` - 1 in order, played in ``jobs`` processes (the same games for any ``jobs``).
-
-    Closing the iterator early (or Ctrl-C while it waits) ends the worker processes.
-    """
-    kwargs = {"nodes": nodes, "seed": seed, "per_game": per_game, "max_plies": max_plies}
-    if jobs <= 1:
-        selfplay = SelfPlay(prober, weights, **kwargs)
-        for number in range(games):
-            yield selfplay.game(number)
-        return
-    context = multiprocessing.get_context("spawn")
-    pool = context.Pool(jobs, initializer=_init_worker, initargs=(list(prober.files.directories), weights, kwargs))
-    try:
-        yield from pool.imap(_worker_game, range(games), chunksize=1)
-        pool.close()
-    finally:
-        pool.terminate()
-        pool.join()
+    def close(self) -> None:
+        self.prober.close()
 
 
 def selfplay_labels(prober: Prober, weights: Weights, games: int, *, nodes: int, seed: int, per_game: int = PER_GAME,
                     jobs: int = 1, max_plies: int = 400, into: LabelSet | None = None,
-                    progress: Callable[[GameLabels], None] | None = None) -> LabelSet:
+                    progress: Callable[[GameLabels], None] | None = None, backend: Backend | None = None,
+                    lost: Callable[[int, str], None] | None = None) -> LabelSet:
     """Labelled quiet positions from ``games`` self-play games (see the module's docstring).
 
-    ``into`` collects them as they come, so a caller that catches Ctrl-C keeps the games played.
+    Games 0 .. ``games`` - 1 are played through the shared batch runner in ``jobs``
+    processes (or on ``backend``, e.g. Ray actors): the same games for any of them.
+    ``progress`` sees each game as it ends; ``into`` gets them in game order when the
+    run ends, so a caller that catches Ctrl-C (re-raised here after the games played
+    are in) keeps them. ``lost(number, why)`` hears of each game whose worker died
+    under it (run once more; a game lost twice gives no labels).
+
+    :raises BackendError: (or what a worker raised) when the run could not go on.
     """
     labels = into if into is not None else LabelSet()
-    for game in play_games(prober, weights, games, nodes=nodes, seed=seed, per_game=per_game, jobs=jobs,
-                           max_plies=max_plies):
+    kwargs = {"nodes": nodes, "seed": seed, "per_game": per_game, "max_plies": max_plies}
+    directories = [os.path.abspath(d) for d in prober.files.directories]
+    batch = run_batch(functools.partial(SelfPlayWorker, directories, weights, kwargs), range(games),
+                      backend=backend or LocalProcesses(jobs), on_result=progress)
+    for game in batch.results:
         labels.add_game(game)
-        if progress:
-            progress(game)
+    if lost is not None:
+        for number, why in sorted({**batch.retried, **batch.failed}.items()):
+            lost(number, why + (" (retried once; it died again: no labels)" if number in batch.failed
+                                else " (played again)"))
+    if batch.interrupted:
+        raise KeyboardInterrupt
+    if batch.error is not None:
+        raise batch.error
     return labels
 
 

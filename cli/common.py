@@ -13,11 +13,13 @@ from typing import Any, NoReturn, TextIO, TypeVar
 
 import chess
 import click
+from click.core import ParameterSource
 
+from chess_endgame.batch import Backend, BackendError, choose_backend
 from chess_endgame.player import DEFAULT_MOVETIME_MS, Player, PlayerOptions
 from chess_endgame.position import PositionError, parse_position
 from chess_endgame.remote import RemoteProber, check_url, default_cache_path
-from chess_endgame.tablebase import HOW_TO_GET_TABLES, Prober, resolve_path
+from chess_endgame.tablebase import HOW_TO_GET_TABLES, Prober, resolve_path, split_path
 
 F = TypeVar("F", bound=Callable[..., Any])
 
@@ -330,6 +332,36 @@ def load_remote(url: str | None) -> RemoteProber | None:
     try:
         return RemoteProber(url, cache_path=default_cache_path())
     except ValueError as exc:
+        fail(str(exc))
+
+
+def cluster_option(func: F) -> F:
+    """``--cluster ADDRESS``: the batch commands' work on Ray actors instead of local processes."""
+    return click.option(
+        "--cluster", metavar="ADDRESS", default=None,
+        help="Run on a Ray cluster instead of local processes: auto (the cluster started on this machine with "
+             "`ray start --head`), ray://HOST:PORT (a remote one, through Ray Client) or HOST:PORT (its head "
+             "node). One Ray actor per --jobs, else one per CPU of the cluster; every node needs the tables at "
+             "the same path. Needs the cluster extra: pip install -e \".[cluster]\".")(func)
+
+
+def worker_syzygy_path(syzygy_path: str | None) -> str:
+    """The Syzygy path the batch workers get: :func:`resolve_path`'s, each directory made absolute (a Ray
+    actor runs in another directory, on another machine)."""
+    return os.pathsep.join(os.path.abspath(d) for d in split_path(resolve_path(syzygy_path)))
+
+
+def batch_backend(jobs: int, cluster: str | None, syzygy_path: str) -> Backend:
+    """The batch runner's back end for ``--jobs`` and ``--cluster``: with ``--cluster`` and no ``--jobs``,
+    one actor per CPU of the cluster, each checking that the tables of ``syzygy_path`` (the workers' path)
+    are on its node. Exit 2 with one line when the cluster cannot be used (Ray missing, nothing at the
+    address)."""
+    ctx = click.get_current_context(silent=True)
+    given = ctx is not None and ctx.get_parameter_source("jobs") not in (None, ParameterSource.DEFAULT)
+    try:
+        return choose_backend(jobs if cluster is None or given else None, cluster,
+                              tables=syzygy_path if cluster else None)
+    except BackendError as exc:
         fail(str(exc))
 
 

@@ -11,6 +11,7 @@ import time
 import click
 from tqdm import tqdm
 
+from chess_endgame.batch import BackendError
 from chess_endgame.remote import RemoteProber, default_cache_path
 from chess_endgame.review import (
     DEFAULT_NODES,
@@ -27,12 +28,14 @@ from chess_endgame.review import (
     summary,
 )
 from chess_endgame.review.judge import TIGHT_PLIES
-from chess_endgame.tablebase import Prober, resolve_path
+from chess_endgame.tablebase import Prober
 
 from .common import (
     STDOUT,
     OutputDirectory,
     OutputFile,
+    batch_backend,
+    cluster_option,
     fail,
     interrupted,
     load_prober,
@@ -41,6 +44,7 @@ from .common import (
     open_output,
     remote_tablebase_option,
     syzygy_path_option,
+    worker_syzygy_path,
 )
 
 
@@ -88,11 +92,12 @@ def _print_summary(data: dict, *, err: bool) -> None:
 @click.option("--margin", default=TIGHT_PLIES, show_default=True, type=click.IntRange(0, 100), metavar="PLIES",
               help="Within the tables, a move that keeps the result is ?! when it leaves fewer than PLIES plies "
                    "before the 50-move draw where the best move left more.")
+@cluster_option
 @syzygy_path_option
 @remote_tablebase_option
 def review(pgn_file: str, movetime: int | None, nodes: int | None, depth: int | None, pgn_out: str | None,
-           as_json: bool, svg_dir: str | None, jobs: int, margin: int, syzygy_path: str | None,
-           remote_tablebase: str | None) -> None:
+           as_json: bool, svg_dir: str | None, jobs: int, margin: int, cluster: str | None,
+           syzygy_path: str | None, remote_tablebase: str | None) -> None:
     """Review the games of GAMES.pgn (- reads standard input): every move judged, the PGN annotated.
 
     Within the tables each move's class before and after it (50-move rule and
@@ -104,7 +109,7 @@ def review(pgn_file: str, movetime: int | None, nodes: int | None, depth: int | 
     """
     if sum(x is not None for x in (movetime, depth, nodes)) > 1:
         fail("give one of --movetime, --depth, --nodes")
-    if remote_tablebase and jobs > 1:
+    if remote_tablebase and (jobs > 1 or cluster):
         fail("--remote-tablebase runs with --jobs 1: one request in flight to the server")
     if pgn_out is None and not as_json:
         pgn_out = STDOUT
@@ -124,7 +129,9 @@ def review(pgn_file: str, movetime: int | None, nodes: int | None, depth: int | 
     remote = load_remote(remote_tablebase)  # exit 2 now when the server cannot be used at all
     if remote is not None:
         remote.close()
-    spec = ReviewSpec(functools.partial(Prober, resolve_path(syzygy_path)),
+    tables = worker_syzygy_path(syzygy_path)
+    backend = batch_backend(jobs, cluster, tables)
+    spec = ReviewSpec(functools.partial(Prober, tables),
                       ReviewOptions(movetime=movetime, nodes=nodes, depth=depth, tight_plies=margin),
                       None if remote_tablebase is None else
                       functools.partial(RemoteProber, remote_tablebase, cache_path=default_cache_path()))
@@ -141,7 +148,7 @@ def review(pgn_file: str, movetime: int | None, nodes: int | None, depth: int | 
         bar.update(1)
 
     start = time.monotonic()
-    batch = review_games(games, spec, jobs=jobs, on_result=progress)
+    batch = review_games(games, spec, backend=backend, on_result=progress)
     bar.close()
     reviews = [r for r in batch.results if isinstance(r, GameReview)]
     skipped += [r for r in batch.results if isinstance(r, Skipped)]
@@ -159,6 +166,8 @@ def review(pgn_file: str, movetime: int | None, nodes: int | None, depth: int | 
         meta = {"file": pgn_file, "games": in_file, "reviewed": len(reviews), "skipped": len(skipped),
                 "interrupted": batch.interrupted,
                 "limits": {"movetime": movetime, "nodes": nodes, "depth": depth}, "jobs": jobs,
+                **({"cluster": {"address": cluster, "actors": backend.slots}} if cluster else {}),
+                "retried": [{"number": games[i].number, "why": why} for i, why in sorted(batch.retried.items())],
                 "seconds": round(seconds, 2)}
         click.echo(json.dumps({"meta": meta, "games": [record(r) for r in reviews],
                                "skipped": [{"number": s.number, "line": s.line, "error": s.error}
@@ -168,6 +177,10 @@ def review(pgn_file: str, movetime: int | None, nodes: int | None, depth: int | 
             _print_summary(summary(game), err=err)
         click.echo(f"reviewed {len(reviews)} of {in_file} games in {seconds:.1f} s"
                    + (f"; {len(skipped)} skipped" if skipped else ""), err=err)
+    for i, why in sorted(batch.retried.items()):
+        click.echo(f"chess-endgame: retried game {games[i].number}: {why}", err=True)
+    if isinstance(batch.error, BackendError):
+        fail(str(batch.error))
     if batch.error is not None:
         fail(f"the review stopped: {type(batch.error).__name__}: {batch.error}")
     if batch.interrupted:

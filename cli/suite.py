@@ -7,6 +7,7 @@ import sys
 import click
 from tqdm import tqdm
 
+from chess_endgame.batch import BackendError
 from chess_endgame.engines import EngineError, SearchLimits
 from chess_endgame.player import DEFAULT_MOVETIME_MS
 from chess_endgame.suite import (
@@ -19,12 +20,13 @@ from chess_endgame.suite import (
     write_json,
 )
 from chess_endgame.suite.items import Item
-from chess_endgame.tablebase import resolve_path
 
 from .common import (
     STDOUT,
     EngineCommand,
     OutputFile,
+    batch_backend,
+    cluster_option,
     fail,
     interrupted,
     limit_options,
@@ -32,6 +34,7 @@ from .common import (
     open_output,
     remote_tablebase_option,
     syzygy_path_option,
+    worker_syzygy_path,
 )
 
 
@@ -90,12 +93,13 @@ def _print_summary(summary: Summary, items: int, *, err: bool) -> None:
 @click.option("--theme", default=None, metavar="THEME", help="Only Lichess puzzles with this theme (e.g. endgame).")
 @click.option("--limit", "max_items", type=click.IntRange(1, None), default=None, metavar="POSITIONS",
               help="Only the first POSITIONS positions.")
+@cluster_option
 @syzygy_path_option
 @remote_tablebase_option
 def suite(files: tuple[str, ...], movetime: int | None, depth: int | None, nodes: int | None,
           engine_command: str | None, engine_options: tuple[str, ...], jobs: int, as_json: bool,
           json_out: str | None, csv_out: str | None, play: bool, theme: str | None, max_items: int | None,
-          syzygy_path: str | None, remote_tablebase: str | None) -> None:
+          cluster: str | None, syzygy_path: str | None, remote_tablebase: str | None) -> None:
     """Run the suites in FILE... (EPD with bm/am/dm/wdl/dtz, or Lichess puzzle CSV) and score them.
 
     Every position within the tables is also checked against them: the move is
@@ -107,7 +111,7 @@ def suite(files: tuple[str, ...], movetime: int | None, depth: int | None, nodes
         fail("--option sets options of an --engine; the built-in player takes --syzygy-path and the limits")
     if remote_tablebase and engine_command:
         fail("--remote-tablebase is for the built-in player; give an --engine its own option (e.g. SyzygyRemote)")
-    if remote_tablebase and jobs > 1:
+    if remote_tablebase and (jobs > 1 or cluster):
         fail("--remote-tablebase runs with --jobs 1: one request in flight to the server")
     err = one_stdout({"--json": as_json, "--output": json_out, "--csv": csv_out})
     if movetime is None and depth is None and nodes is None:
@@ -123,8 +127,10 @@ def suite(files: tuple[str, ...], movetime: int | None, depth: int | None, nodes
     items: list[Item] = loaded.items[:max_items] if max_items else loaded.items
     if not items:
         fail("no positions to run" + (f" with theme {theme!r}" if theme else ""))
+    tables = worker_syzygy_path(syzygy_path)
     spec = EngineSpec(engine_command, _options(engine_options), SearchLimits(movetime, depth, nodes),
-                      resolve_path(syzygy_path), play, remote_tablebase=remote_tablebase)
+                      tables, play, remote_tablebase=remote_tablebase)
+    backend = batch_backend(jobs, cluster, tables)
     bar = tqdm(total=len(items), desc="suite", unit="pos", file=sys.stderr, dynamic_ncols=True, disable=None)
     counts = {"solved": 0, "judged": 0}
 
@@ -136,8 +142,8 @@ def suite(files: tuple[str, ...], movetime: int | None, depth: int | None, nodes
         bar.update(1)
 
     try:
-        outcome = run_items(items, spec, jobs=jobs, on_result=progress)
-    except EngineError as exc:
+        outcome = run_items(items, spec, jobs=jobs, backend=backend, on_result=progress)
+    except (EngineError, BackendError) as exc:
         bar.close()
         fail(str(exc))
     bar.close()
@@ -146,12 +152,17 @@ def suite(files: tuple[str, ...], movetime: int | None, depth: int | None, nodes
     meta = {"files": list(files), "engine": engine_command or "chess-endgame", "limits":
             {"movetime": movetime, "depth": depth, "nodes": nodes}, "jobs": jobs, "positions": len(items),
             "interrupted": outcome.interrupted}
+    if cluster:
+        meta["cluster"] = {"address": cluster, "actors": backend.slots}
+    meta["retried"] = [{"index": i, "id": ident, "why": why} for i, ident, why in outcome.retried]
     for path in ([STDOUT] if as_json else []) + ([json_out] if json_out else []):
         with open_output(path) as f:
             write_json(outcome.results, f, meta=meta)
     if csv_out:
         with open_output(csv_out, newline="") as f:
             write_csv(outcome.results, f)
+    for _, ident, why in outcome.retried:
+        click.echo(f"chess-endgame: retried {ident}: {why}", err=True)
     for error in outcome.errors:
         click.echo(f"chess-endgame: engine error: {error}", err=True)
     if outcome.interrupted:

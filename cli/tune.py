@@ -13,6 +13,7 @@ from tqdm import tqdm
 
 from chess_endgame import labels as selfplay
 from chess_endgame import tune as tuning
+from chess_endgame.batch import Backend, BackendError
 from chess_endgame.evaluation import Weights, WeightsError, load_weights, save_weights
 from chess_endgame.match import MatchResult, play_match
 from chess_endgame.tablebase import Prober
@@ -20,6 +21,8 @@ from chess_endgame.tablebase import Prober
 from .common import (
     STDOUT,
     OutputFile,
+    batch_backend,
+    cluster_option,
     fail,
     interrupted,
     load_prober,
@@ -27,6 +30,7 @@ from .common import (
     open_output,
     syzygy_path_option,
     user_errors,
+    worker_syzygy_path,
 )
 
 
@@ -43,7 +47,7 @@ def _figure(value: float, spec: str, unit: str = "") -> str:
 PIECE_GROUPS = (("6-12", 6, 12), ("13+", 13, 32))
 
 
-def _play(prober: Prober, start: Weights, games: int, nodes: int, per_game: int, seed: int, jobs: int,
+def _play(prober: Prober, start: Weights, games: int, nodes: int, per_game: int, seed: int, backend: Backend,
           labels_out: str | None, say: Callable[[str], None], err: bool) -> selfplay.LabelSet:
     """Play the self-play games (a progress bar), write their labels; Ctrl-C keeps the games played."""
     played = selfplay.LabelSet()
@@ -60,9 +64,16 @@ def _play(prober: Prober, start: Weights, games: int, nodes: int, per_game: int,
             bar.set_postfix(positions=len(played))
             bar.update(1)
 
+        def lost(number: int, why: str) -> None:
+            click.echo(f"chess-endgame: self-play game {number}: {why}", err=True)
+
         try:
-            selfplay.selfplay_labels(prober, start, games, nodes=nodes, seed=seed, per_game=per_game, jobs=jobs,
-                                     into=played, progress=progress)
+            selfplay.selfplay_labels(prober, start, games, nodes=nodes, seed=seed, per_game=per_game,
+                                     backend=backend, into=played, progress=progress, lost=lost)
+        except BackendError as exc:
+            bar.close()
+            write()
+            fail(str(exc))
         except KeyboardInterrupt:
             bar.close()
             write()
@@ -148,7 +159,9 @@ def _describe_selfplay(played: selfplay.LabelSet, n_train: int, n_held: int, hel
 @click.option("--labels-out", default=None, type=OutputFile(),
               help="Write the self-play labels to FILE (EPD, c9 result, game number) for a later --labels.")
 @click.option("--jobs", default=1, show_default=True, type=click.IntRange(1, 64), metavar="N",
-              help="Play the self-play games in N processes (the same games as with 1).")
+              help="Play the self-play games in N processes (the same games as with 1); with --cluster, on N "
+                   "Ray actors.")
+@cluster_option
 @click.option("--install", is_flag=True,
               help="Replace the shipped weights when the tuned ones are better on held-out data and do not "
                    "lose a match of at least 100 games.")
@@ -157,7 +170,8 @@ def _describe_selfplay(played: selfplay.LabelSet, n_train: int, n_held: int, hel
 def tune(per_material: int, seed: int, pgn_path: str | None, pgn_per_game: int, cursed_as_wins: bool, l2: float,
          holdout: float, start_path: str | None, output: str, match_games: int, match_nodes: int,
          selfplay_games: int, selfplay_nodes: int, selfplay_per_game: int, selfplay_share: float,
-         labels_path: str | None, labels_out: str | None, jobs: int, install: bool, syzygy_path: str | None) -> None:
+         labels_path: str | None, labels_out: str | None, jobs: int, cluster: str | None, install: bool,
+         syzygy_path: str | None) -> None:
     """Learn the linear evaluation's weights from tablebase WDL labels and self-play results (logistic model)."""
     err = one_stdout({"--output": output, "--labels-out": labels_out})
 
@@ -173,6 +187,8 @@ def tune(per_material: int, seed: int, pgn_path: str | None, pgn_per_game: int, 
         fail("give --labels FILE or --selfplay-games N, not both")
     if labels_out and not selfplay_games:
         fail("--labels-out writes the labels of self-play games: give --selfplay-games N too")
+    if cluster and not selfplay_games:
+        fail("--cluster plays the self-play games on Ray: give --selfplay-games N too")
     try:
         start = load_weights(start_path) if start_path else load_weights()
     except WeightsError as exc:
@@ -181,7 +197,8 @@ def tune(per_material: int, seed: int, pgn_path: str | None, pgn_per_game: int, 
     extra = tuning.pgn_positions(pgn_path, pgn_per_game, seed) if pgn_path else ([], [], [])
     played = selfplay.read_labels(labels_path) if labels_path else None
     if selfplay_games:
-        played = _play(prober, start, selfplay_games, selfplay_nodes, selfplay_per_game, seed, jobs, labels_out,
+        backend = batch_backend(jobs, cluster, worker_syzygy_path(syzygy_path))
+        played = _play(prober, start, selfplay_games, selfplay_nodes, selfplay_per_game, seed, backend, labels_out,
                        say, err)
     kept = f"the self-play labels are written to {labels_out}; " if labels_out else ""
     try:

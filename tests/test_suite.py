@@ -177,11 +177,26 @@ def test_engine_crash_mid_suite(tmp_path: Path) -> None:
     out_json = tmp_path / "crash.json"
     code, out, err = run("suite", str(DATA / "mates.epd"), "--limit", "6", "--engine",
                          f"{sys.executable} {script}", "--movetime", "10", "--output", str(out_json))
+    assert code == 0, err
+    run_ = json.loads(out_json.read_text())
+    results = run_["positions"]
+    # It dies at its third position; each time it is restarted and that position is run again on the new engine.
+    assert len(results) == 6 and not any(p["error"] for p in results)
+    assert [r["index"] for r in run_["meta"]["retried"]] == [2, 4]
+    assert "died" in run_["meta"]["retried"][0]["why"]
+    assert err.count("chess-endgame: retried ") == 2
+
+
+def test_engine_that_dies_twice_on_a_position(tmp_path: Path) -> None:
+    out_json = tmp_path / "dies.json"
+    engine = f"{sys.executable} {Path(__file__).parent / 'fake_engine.py'} crash:1"
+    code, out, err = run("suite", str(DATA / "mates.epd"), "--limit", "6", "--engine", engine, "--movetime", "10",
+                         "--output", str(out_json))
     assert code == 1
-    assert "engine error" in err and "died" in err
     results = json.loads(out_json.read_text())["positions"]
-    # It dies on every third position; each time it is restarted and the run goes on.
-    assert len(results) == 6 and [p["index"] for p in results if p["error"]] == [2, 5]
+    # Every position is retried once on a restarted engine, then given up; three such end the run.
+    assert len(results) == 3 and all("retried once" in p["error"] for p in results)
+    assert "engine error" in err and "not run: 3 of 6" in out
 
 
 def test_ctrl_c_keeps_partial_results(syzygy_path: str, tmp_path: Path) -> None:

@@ -167,7 +167,12 @@ def review_games(games: list[PgnGame], spec: ReviewSpec, *, jobs: int = 1, backe
                  ) -> BatchResult[GameReview | Skipped]:
     """Review ``games`` in ``jobs`` processes (or on ``backend``); Ctrl-C keeps the games done.
 
-    Results come back in the order of ``games``; a game that failed is a :class:`Skipped`.
+    Results come back in the order of ``games``; a game that failed is a :class:`Skipped`, and so is one
+    whose worker (a Ray actor, its node) died under it twice.
     """
     return run_batch(functools.partial(ReviewWorker, spec), games, backend=backend or LocalProcesses(jobs),
-                     on_result=on_result)
+                     on_result=on_result, failed=_given_up)
+
+
+def _given_up(game: PgnGame, why: str) -> Skipped:
+    return Skipped(game.number, game.line, f"{why} (retried once; it died again)")

@@ -1,4 +1,4 @@
-"""Running a suite: one engine per process, positions in parallel, partial results kept."""
+"""Running a suite: one engine per process (or Ray actor), positions in parallel, partial results kept."""
 
 from __future__ import annotations
 
@@ -8,7 +8,7 @@ from dataclasses import dataclass, field
 
 import chess
 
-from ..batch import LocalProcesses, run_batch
+from ..batch import Backend, BackendError, LocalProcesses, WorkerLost, run_batch
 from ..engines import EngineError, ExternalEngine, PlayerEngine, SearchLimits
 from ..game import TablebaseAgent, play_game
 from ..player import Player
@@ -17,7 +17,7 @@ from ..tablebase import Prober
 from .items import Item
 from .scoring import Result, check_epd, expected_result, tablebase_verdict
 
-#: A UCI engine that died this many times ends the run (the rest is reported as not run).
+#: This many positions given up (their engine died on the retry too) end the run (the rest is reported as not run).
 MAX_CRASHES = 3
 
 
@@ -49,14 +49,16 @@ class Outcome:
     interrupted: bool = False
     #: Engine failures (start-up, crashes), in order.
     errors: list[str] = field(default_factory=list)
+    #: Positions run a second time because their engine (or Ray actor) died: (index, id, why).
+    retried: list[tuple[int, str, str]] = field(default_factory=list)
 
 
 class _Worker:
-    """Solves items with one engine; restarts it when it dies."""
+    """Solves items with one engine; when the engine dies the batch runner restarts it (a new worker)."""
 
     def __init__(self, spec: EngineSpec) -> None:
         self.spec = spec
-        self.solver: PlayerEngine | ExternalEngine | None = spec.solver()
+        self.solver: PlayerEngine | ExternalEngine = spec.solver()
         self.prober = Prober(spec.syzygy_path or None)
 
     def run(self, task: tuple[int, Item]) -> Result:
@@ -66,9 +68,6 @@ class _Worker:
     def solve(self, index: int, item: Item) -> Result:
         board = item.board()
         result = Result(index, item.file, item.line, item.id, item.kind, item.fen, item.operations)
-        if self.solver is None:
-            result.error = "the engine could not be restarted"
-            return result
         try:
             self.solver.new_position()
             if item.kind == "puzzle":
@@ -84,8 +83,7 @@ class _Worker:
             if self.spec.play:
                 result.play = self._play(item, board)
         except EngineError as exc:
-            result.error = str(exc)
-            self._restart()
+            raise WorkerLost(str(exc)) from None  # the runner restarts the engine and retries the position once
         except Exception as exc:  # noqa: BLE001 - one position must not cost the whole run
             result.error = f"{type(exc).__name__}: {exc}"
         return result
@@ -125,18 +123,17 @@ class _Worker:
         return {"result": record.result, "expected": expected, "plies": record.plies,
                 "termination": record.termination, "ok": None if expected is None else record.result == expected}
 
-    def _restart(self) -> None:
-        if self.solver is not None:
-            self.solver.close()
-        try:
-            self.solver = self.spec.solver()
-        except EngineError:
-            self.solver = None
-
     def close(self) -> None:
-        if self.solver is not None:
-            self.solver.close()
+        self.solver.close()
         self.prober.close()
+
+
+def _given_up(task: tuple[int, Item], why: str) -> Result:
+    """The result of a position whose engine died on it twice."""
+    index, item = task
+    result = Result(index, item.file, item.line, item.id, item.kind, item.fen, item.operations)
+    result.error = f"{why} (retried once; it died again)"
+    return result
 
 
 def _mates_now(board: chess.Board, uci: str) -> bool:
@@ -150,13 +147,16 @@ def _mates_now(board: chess.Board, uci: str) -> bool:
         board.pop()
 
 
-def run_items(items: list[Item], spec: EngineSpec, *, jobs: int = 1,
+def run_items(items: list[Item], spec: EngineSpec, *, jobs: int = 1, backend: Backend | None = None,
               on_result: Callable[[Result], None] | None = None) -> Outcome:
     """Solve every item; ``on_result`` sees each result as it arrives. Ctrl-C keeps what is done.
 
-    Runs through the shared batch runner (:mod:`..batch`), one engine per process.
+    Runs through the shared batch runner (:mod:`..batch`), one engine per process
+    (``jobs``) or on ``backend`` (e.g. Ray actors). A position whose engine dies is
+    run once more on a restarted engine, then reported with its error.
 
     :raises EngineError: when the engine cannot be started at all.
+    :raises BackendError: when the back end cannot start (a node without the tables).
     """
     outcome = Outcome()
 
@@ -167,15 +167,17 @@ def run_items(items: list[Item], spec: EngineSpec, *, jobs: int = 1,
             outcome.errors.append(f"{result.id}: {result.error}")
         return len(outcome.errors) < MAX_CRASHES
 
-    if jobs > 1:
+    if backend is None and jobs > 1:
         spec.solver().close()  # fail early, in the parent, when the engine cannot start
-    batch = run_batch(functools.partial(_Worker, spec), list(enumerate(items)), backend=LocalProcesses(jobs),
-                      on_result=take)
+    batch = run_batch(functools.partial(_Worker, spec), list(enumerate(items)),
+                      backend=backend or LocalProcesses(jobs), on_result=take, failed=_given_up)
     outcome.results, outcome.interrupted = batch.results, batch.interrupted
-    if isinstance(batch.error, EngineError):
+    outcome.retried = [(i, items[i].id, why) for i, why in sorted(batch.retried.items())]
+    if isinstance(batch.error, (EngineError, BackendError)):
         if not outcome.results:
-            raise batch.error  # the engine cannot start at all
-        outcome.errors.append("the engine could not be restarted")
+            raise batch.error  # the engine (or the back end) cannot start at all
+        outcome.errors.append("the engine could not be restarted" if isinstance(batch.error, EngineError)
+                              else f"the run stopped: {batch.error}")
     elif batch.error is not None:
         outcome.errors.append(f"the run stopped: {type(batch.error).__name__}: {batch.error}")
     return outcome
