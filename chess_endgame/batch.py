@@ -160,7 +160,7 @@ class LocalProcesses:
 
     @staticmethod
     def _run_here(factory: WorkerFactory, tasks: Sequence[Any], sink: Sink) -> None:
-        worker = factory()
+        worker: Worker | None = factory()
         try:
             for index, task in enumerate(tasks):
                 while True:
@@ -169,13 +169,15 @@ class LocalProcesses:
                         break
                     except WorkerLost as lost:
                         worker.close()
-                        worker = factory()
+                        worker = None
+                        worker = factory()  # one that cannot be rebuilt ends the run, as at the start
                         if not sink.lost(index, str(lost)):
                             break
                 if sink.stopped:
                     return
         finally:
-            worker.close()
+            if worker is not None:
+                worker.close()
 
 
 def choose_backend(jobs: int | None = 1, cluster: str | None = None, *, tables: str | None = None) -> Backend:
