@@ -16,6 +16,7 @@ from chess_endgame.remote import RemoteProber, default_cache_path
 from chess_endgame.review import (
     DEFAULT_NODES,
     GameReview,
+    Judgement,
     PgnError,
     ReviewOptions,
     ReviewSpec,
@@ -143,7 +144,7 @@ def review(pgn_file: str, movetime: int | None, nodes: int | None, depth: int | 
             bar.write(f"chess-endgame: skipped game {result.number} (line {result.line}): {result.error}",
                       file=sys.stderr)
         else:
-            flagged["blunders"] += sum(m.judgement is not None and m.judgement.nag == 4 for m in result.moves)
+            flagged["blunders"] += sum(m.judgement is Judgement.BLUNDER for m in result.moves)
             bar.set_postfix(blunders=flagged["blunders"])
         bar.update(1)
 

@@ -9,7 +9,6 @@ whatever probers the front end chose.
 
 from __future__ import annotations
 
-import bisect
 import functools
 import io
 import sys
@@ -92,8 +91,8 @@ def read_games(path: str) -> tuple[list[PgnGame], list[Skipped]]:
     if b"\0" in data:
         raise PgnError(f"{path} is not a PGN file (binary data)")
     text = data.decode("utf-8-sig", errors="replace")  # old databases are often Latin-1: keep going
-    starts = [0] + [i + 1 for i, c in enumerate(text) if c == "\n"]
     handle = io.StringIO(text)
+    line, counted = 1, 0  # line number at character offset ``counted``
     games: list[PgnGame] = []
     skipped: list[Skipped] = []
     number = 0
@@ -102,7 +101,8 @@ def read_games(path: str) -> tuple[list[PgnGame], list[Skipped]]:
         game = chess.pgn.read_game(handle, Visitor=_Builder)
         if game is None:
             break
-        line = _first_line(text, offset, starts)
+        start = _skip_blanks(text, offset)
+        line, counted = line + text.count("\n", counted, start), start
         if not game.seen and not game.errors:  # type: ignore[attr-defined]
             if text[offset:handle.tell()].strip():
                 number += 1
@@ -121,11 +121,11 @@ def read_games(path: str) -> tuple[list[PgnGame], list[Skipped]]:
     return games, skipped
 
 
-def _first_line(text: str, offset: int, starts: list[int]) -> int:
-    """1-based line of the first non-blank character at or after ``offset``."""
+def _skip_blanks(text: str, offset: int) -> int:
+    """The offset of the first non-blank character at or after ``offset`` (where a game's text starts)."""
     while offset < len(text) and text[offset].isspace():
         offset += 1
-    return bisect.bisect_right(starts, offset)
+    return offset
 
 
 @dataclass(frozen=True)
