@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import enum
 import time
+from collections.abc import Callable
 from dataclasses import dataclass
 
 import chess
@@ -408,24 +409,13 @@ def _loss_beyond(board: chess.Board, move: chess.Move, prober: Prober, bound: in
     try:
         if board.ep_square is not None or prober.dtz_stored(board):
             return prober.probe_dtz(board) + 1 > bound
-        replies = list(board.generate_legal_moves())
-        first = [m for m in refutations if m in replies]
-        for reply in first + [m for m in replies if m not in first]:
-            zeroing = board.is_zeroing(reply)
-            board.push(reply)
-            try:
-                if zeroing:
-                    shorter = 2 <= bound and prober.probe_wdl(board) == -2
-                else:
-                    dtz = prober.probe_dtz(board)
-                    shorter = dtz < 0 and 2 - dtz <= bound
-            finally:
-                board.pop()
-            if shorter:
-                if reply not in first:
-                    refutations.insert(0, reply)
-                return False
-        return True
+        def shorter(after: chess.Board, zeroing: bool) -> bool:
+            if zeroing:
+                return 2 <= bound and prober.probe_wdl(after) == -2
+            dtz = prober.probe_dtz(after)
+            return dtz < 0 and 2 - dtz <= bound
+
+        return not _refuted(board, list(board.generate_legal_moves()), refutations, shorter)
     finally:
         board.pop()
 
@@ -451,20 +441,29 @@ def _win_within(board: chess.Board, move: chess.Move, prober: Prober, bound: int
         if board.ep_square is not None or prober.dtz_stored(board):  # one read (or en passant rules)
             return 1 - prober.probe_dtz(board) <= bound
         replies = [m for m in board.generate_legal_moves() if not board.is_zeroing(m)]
-        first = [m for m in refutations if m in replies]
-        for reply in first + [m for m in replies if m not in first]:
-            board.push(reply)
-            try:
-                longer = prober.probe_dtz(board) + 2 > bound
-            finally:
-                board.pop()
-            if longer:
-                if reply not in first:
-                    refutations.insert(0, reply)
-                return False
-        return True
+        return not _refuted(board, replies, refutations, lambda after, _: prober.probe_dtz(after) + 2 > bound)
     finally:
         board.pop()
+
+
+def _refuted(board: chess.Board, replies: list[chess.Move], refutations: list[chess.Move],
+             refutes: Callable[[chess.Board, bool], bool]) -> bool:
+    """Whether one of ``replies`` refutes the candidate just made on ``board``: ``refutes(position
+    after the reply, the reply zeroes)``. Replies that refuted an earlier candidate go first, and a
+    new refutation joins them."""
+    first = [m for m in refutations if m in replies]
+    for reply in first + [m for m in replies if m not in first]:
+        zeroing = board.is_zeroing(reply)
+        board.push(reply)
+        try:
+            found = refutes(board, zeroing)
+        finally:
+            board.pop()
+        if found:
+            if reply not in first:
+                refutations.insert(0, reply)
+            return True
+    return False
 
 
 def _child_dtz(board: chess.Board, move: chess.Move, prober: Prober) -> int:

@@ -39,6 +39,15 @@ class ChooseBench:
         return percentile(self.naive_ms, 95) / percentile(self.chooser_ms, 95)
 
 
+def clocked_positions(materials: list[str], per_material: int, seed: int) -> list[chess.Board]:
+    """Seeded positions of ``materials`` with random halfmove clocks 0..99; those without a legal move left out."""
+    boards = positions(materials, per_material, seed)
+    rng = random.Random(seed)
+    for board in boards:
+        board.halfmove_clock = rng.randrange(100)
+    return [b for b in boards if any(b.legal_moves)]
+
+
 def bench_choose(path: str, *, per_material: int = 25, seed: int = 1, repeat: int = 3) -> ChooseBench:
     """Time the chooser (DTZ only where it can change the choice) and the naive baseline (WDL and
     DTZ of every child, then the same ranking) on seeded positions with random clocks 0..99, each
@@ -47,11 +56,7 @@ def bench_choose(path: str, *, per_material: int = 25, seed: int = 1, repeat: in
     materials = present(prober, CHOOSE_MATERIALS)
     if not materials:
         raise ValueError(f"bench choose needs some of the tables {', '.join(CHOOSE_MATERIALS)} in {path}")
-    boards = positions(materials, per_material, seed)
-    rng = random.Random(seed)
-    for board in boards:
-        board.halfmove_clock = rng.randrange(100)
-    boards = [b for b in boards if any(b.legal_moves)]
+    boards = clocked_positions(materials, per_material, seed)
     for board in boards:  # warm-up: page the files in
         choose(board, prober, full=True)
 
@@ -108,11 +113,7 @@ def bench_worst(path: str, *, per_material: int = 20, seed: int = 1,
     materials = present(prober, sorted(prober.files.wdl))
     if not materials:
         raise ValueError(f"bench choose needs complete WDL and DTZ tables in {path}")
-    boards = positions(materials, per_material, seed)
-    rng = random.Random(seed)
-    for board in boards:
-        board.halfmove_clock = rng.randrange(100)
-    boards = [b for b in boards if any(b.legal_moves)]
+    boards = clocked_positions(materials, per_material, seed)
     for board in boards[:: max(1, per_material)]:  # page every table file in once
         choose(board, prober)
     timings = []
