@@ -17,8 +17,8 @@ LATENCY_MS = 10
 
 
 #: Kept for a tablebase root's move ranking (ms), beyond the hard stop when the clock allows:
-#: ``chess-endgame bench choose`` measured its worst case at 32 ms (p99.9 30 ms) over 1117 cold
-#: roots of the 56 shared materials at clocks 0..99; three times that, for slower machines.
+#: ``chess-endgame bench choose`` measured its worst case at 32-38 ms (p99.9 30-32 ms) over 1117
+#: cold roots of the 56 shared materials at clocks 0..99; about three times that, for slower machines.
 RANKING_MS = 100
 
 
