@@ -490,3 +490,39 @@ def test_the_uci_executable_answers_its_arguments(args: list[str], status: int, 
     assert proc.returncode == status
     assert text in (proc.stdout if status == 0 else proc.stderr)
     assert "uciok" not in proc.stdout and len((proc.stdout + proc.stderr).splitlines()) >= 1
+
+
+def test_a_stop_that_races_the_end_of_a_search_loses_nothing() -> None:
+    """The race exactly: ``stop`` is read while the search is running, and the search ends (its worker
+    clears its state and sends bestmove) before ``stop`` acts. The next ``go`` must still answer."""
+    import io
+
+    from chess_endgame.uci import UciEngine
+
+    out = io.StringIO()
+    engine = UciEngine(out)
+    engine.handle("position fen 2rq1rk1/pp1bppbp/3p1np1/4n3/3NP3/1BN1BP2/PPPQ2PP/2KR3R w - - 0 12")
+    engine.handle("go depth 3")
+    code = UciEngine._stop.__code__
+
+    def hold_after_first_line(frame, event, arg):  # a tracer for this thread only
+        if frame.f_code is not code:
+            return None
+
+        def local(frame, event, arg):
+            if event == "line" and frame.f_lineno > code.co_firstlineno + 1:
+                end = time.monotonic() + 20
+                while "bestmove" not in out.getvalue() and time.monotonic() < end:
+                    time.sleep(0.001)  # the search finishes inside stop's window
+            return local
+        return local
+
+    sys.settrace(hold_after_first_line)
+    try:
+        engine.handle("stop")
+    finally:
+        sys.settrace(None)
+    engine.handle("go depth 1")
+    engine._stop_search()
+    lines = out.getvalue().splitlines()
+    assert len([line for line in lines if line.startswith("bestmove")]) == 2, lines[-5:]
