@@ -42,7 +42,7 @@ _PIECE_VALUE = (0, 100, 320, 330, 500, 950, 20000)
 _CAPTURE, _PROMOTION, _KILLER1, _KILLER2 = 1_000_000, 900_000, 800_000, 700_000
 _BAD_CAPTURE = -1_000_000
 #: What a move is, for ordering, pruning and reductions (moves from KILLER on are quiet).
-TT_MOVE, GOOD_CAPTURE, PROMOTION, BAD_CAPTURE, KILLER, QUIET = range(6)
+GOOD_CAPTURE, PROMOTION, BAD_CAPTURE, KILLER, QUIET = range(1, 6)
 
 # Selective search. Each piece keeps its endgame guard (see Searcher._search); the figures
 # are Stockfish's ideas at this engine's scale (centipawns, plies, move counts).
@@ -575,7 +575,7 @@ class Searcher:
                         not PASSED_MASK[us][to] & board.pawns & board.occupied_co[not us]
                     if quiet and futile and not gives_check and not passer and best > -TB_BOUND:
                         continue  # futility pruning: even a good quiet move cannot reach alpha
-                    extension = self._extension(move, kind, gives_check, ply, depth)
+                    extension = self._extension(move, ply)
                     new_depth = depth - 1 + extension
                     if leaf and not extension:
                         self._pv[ply + 1] = _NO_PV
@@ -622,7 +622,7 @@ class Searcher:
         self.tt.put(key, depth, bound, _to_tt(best, ply), best_move)
         return best
 
-    def _extension(self, move: int, kind: int, gives_check: bool, ply: int, depth: int) -> int:
+    def _extension(self, move: int, ply: int) -> int:
         """Plies added to ``move`` (already made): a passed pawn reaching the seventh rank, and a
         capture that trades the last piece into a pure pawn ending, which decides most endgames
         and is cheap to search. Checks are extended where the checked side moves."""

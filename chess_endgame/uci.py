@@ -174,7 +174,8 @@ class UciEngine:
         self.player = player or Player(Prober(self.values["syzygypath"] or None))
         self.board = chess.Board()
         self._session: Session | None = None
-        self._last_info: str | None = None  # the last info line of the current search, as sent
+        #: What the current search's last info line said, per MultiPV rank (repeats are not sent).
+        self._sent: dict[int, tuple] = {}
         self._pending_options: list[tuple[str, str | None]] = []
         self.debug = False
 
@@ -453,7 +454,7 @@ class UciEngine:
 
     def _think(self, board: chess.Board, session: Session) -> None:
         decision: Decision | None = None
-        self._sent: dict[int, tuple] = {}
+        self._sent = {}
         try:
             decision = self.player.decide(board, session.limits, on_info=self._on_info)
         except Exception as exc:  # noqa: BLE001 - report, and still answer with a legal move

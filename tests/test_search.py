@@ -74,7 +74,7 @@ def test_null_move_pruning_does_not_miss_a_zugzwang() -> None:
 
 
 def test_a_capture_into_a_pure_pawn_ending_is_extended() -> None:
-    from chess_endgame.search import GOOD_CAPTURE, PAWN_ENDING_EXTENSION, QUIET
+    from chess_endgame.search import PAWN_ENDING_EXTENSION
     from chess_endgame.searchboard import encode
 
     searcher = Searcher()
@@ -83,11 +83,11 @@ def test_a_capture_into_a_pure_pawn_ending_is_extended() -> None:
     board = searcher.board
     trade = encode(chess.Move.from_uci("d3e4"))
     board.push_code(trade)  # dxe4 takes the last piece: only kings and pawns are left
-    assert searcher._extension(trade, GOOD_CAPTURE, True, 1, 4) == PAWN_ENDING_EXTENSION
+    assert searcher._extension(trade, 1) == PAWN_ENDING_EXTENSION
     board.pop()
     quiet = encode(chess.Move.from_uci("g1f1"))
     board.push_code(quiet)
-    assert searcher._extension(quiet, QUIET, False, 1, 4) == 0
+    assert searcher._extension(quiet, 1) == 0
     board.pop()
 
 
