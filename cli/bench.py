@@ -1,4 +1,4 @@
-"""``chess-endgame bench probe|choose|convert|search``: benchmarks that print their figures."""
+"""``chess-endgame bench probe|choose|convert|search|perft``: benchmarks that print their figures."""
 
 from __future__ import annotations
 
@@ -12,6 +12,8 @@ from chess_endgame.bench.choose import bench_choose, bench_worst
 from chess_endgame.bench.common import percentile
 from chess_endgame.bench.convert import ConvertRun, bench_convert
 from chess_endgame.bench.features import bench_features
+from chess_endgame.bench.perft import POSITIONS as PERFT_POSITIONS
+from chess_endgame.bench.perft import PerftRow, bench_perft, warm_up
 from chess_endgame.bench.probe import REVIEW_PASSES, WORKLOADS, Rate, bench_probe
 from chess_endgame.bench.search import POSITIONS, SearchRow, bench_search
 from chess_endgame.tablebase import resolve_path
@@ -188,3 +190,54 @@ def features(positions: int, seed: int) -> None:
         count, wall, cpu = bench_features(positions, seed, progress=bar.update)
     click.echo(f"{count} positions (3 to 18 pieces, seed {seed}): feature matrix in {wall:.2f} s "
                f"({cpu:.2f} CPU s), {count / wall:,.0f} positions/s")
+
+
+@bench.command("perft")
+@click.option("--repeat", default=3, show_default=True, type=click.IntRange(1, 20), metavar="RUNS",
+              help="Timed runs of each compiled perft; the fastest is kept (python-chess runs once).")
+@user_errors
+def perft(repeat: int) -> None:
+    """Leaf nodes per second of the compiled move generator (chess_endgame.core) against python-chess's own
+    perft, on the standard perft positions, every count checked (exit 1 on a mismatch).
+
+    bulk: the moves at the last ply are counted, not made (core.position.perft; python-chess:
+    legal_moves.count()). full: every leaf is made and unmade (python-chess: push/pop). python-chess
+    runs at a smaller depth; its counts are checked against the compiled ones at that depth, and the
+    compiled ones against the published counts. The first call compiles (or loads numba's cache):
+    it is timed apart and not counted.
+    """
+    first = warm_up()
+    rows: list[PerftRow] = []
+    stopped = False
+    with _bar(len(PERFT_POSITIONS), "perft", "pos") as bar:
+        try:
+            bench_perft(repeat=repeat, on_row=lambda row: (rows.append(row), bar.update(1)))
+        except KeyboardInterrupt:
+            stopped = True
+    click.echo(f"first call (compile or load from numba's cache), not counted: {first:.2f} s")
+    click.echo(f"{'':<12}{'compiled':^37}|{'python-chess':^37}|{'ratio':^14}")
+    click.echo(f"{'position':<12}{'depth':>6}{'leaves':>11}{'bulk/s':>10}{'full/s':>10}|{'depth':>6}{'leaves':>11}"
+               f"{'bulk/s':>10}{'full/s':>10}|{'bulk':>7}{'full':>7}")
+    for r in rows:
+        click.echo(f"{r.position.name:<12}{r.position.depth:>6}{r.bulk.nodes:>11}{r.bulk.per_second / 1e6:>9.1f}M"
+                   f"{r.full.per_second / 1e6:>9.1f}M|{r.position.python_depth:>6}{r.python_full.nodes:>11}"
+                   f"{r.python_bulk.per_second / 1e3:>9.0f}k{r.python_full.per_second / 1e3:>9.0f}k|"
+                   f"{r.bulk.per_second / r.python_bulk.per_second:>6.0f}x"
+                   f"{r.full.per_second / r.python_full.per_second:>6.0f}x")
+    if stopped:
+        interrupted(f"{len(rows)} of {len(PERFT_POSITIONS)} positions measured")
+    if rows:
+        def total(attr: str) -> float:
+            return sum(getattr(r, attr).nodes for r in rows) / sum(getattr(r, attr).seconds for r in rows)
+        click.echo(f"{'total':<12}{'':>17}{total('bulk') / 1e6:>9.1f}M{total('full') / 1e6:>9.1f}M|{'':>17}"
+                   f"{total('python_bulk') / 1e3:>9.0f}k{total('python_full') / 1e3:>9.0f}k|"
+                   f"{total('bulk') / total('python_bulk'):>6.0f}x{total('full') / total('python_full'):>6.0f}x")
+    click.echo(f"leaves/s, best of {repeat} compiled runs and one python-chess run; targets: compiled >= 3M/s and "
+               ">= 10x python-chess")
+    mismatches = [f"{r.position.name}: {m}" for r in rows for m in r.mismatches]
+    for line in mismatches:
+        click.echo(f"MISMATCH {line}")
+    if mismatches:
+        click.echo(f"chess-endgame: error: {len(mismatches)} perft counts differ", err=True)
+        sys.exit(1)
+    click.echo("every count agrees: compiled = python-chess at its depth = the published counts")
