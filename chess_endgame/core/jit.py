@@ -2,13 +2,17 @@
 
 Compiled functions are cached on disk (``cache=True``) and release the GIL
 (``nogil=True``) so that a UCI thread can serve ``stop`` and ``isready`` while the
-search runs. When the package directory is not writable numba falls back to its
-own user cache directory; ``NUMBA_CACHE_DIR`` overrides both.
+search runs. numba writes its cache to the first writable of: ``NUMBA_CACHE_DIR``,
+the package's ``__pycache__`` directories, the user cache directory
+(``~/.cache/numba`` on Linux, or ``$XDG_CACHE_HOME/numba``). Where none is writable
+numba refuses ``cache=True``; the functions are then compiled without a cache (at
+every start, which takes seconds) and one line on stderr says how to keep them.
 """
 
 from __future__ import annotations
 
 import os
+import sys
 import warnings
 
 try:
@@ -24,8 +28,23 @@ if not COMPILED:
     warnings.filterwarnings("ignore", message="overflow encountered", category=RuntimeWarning)
 
 
+#: False once numba found no writable cache directory (the functions then compile at every start).
+CACHED = True
+
+
 def njit(func):
     """Compile ``func`` with numba (cached, GIL released), or return it unchanged without numba."""
+    global CACHED
     if numba is None:
         return func
-    return numba.njit(cache=True, nogil=True)(func)
+    if CACHED:
+        try:
+            return numba.njit(cache=True, nogil=True)(func)
+        except RuntimeError as exc:  # "cannot cache function ...: no locator available": nowhere to write
+            if "cannot cache" not in str(exc):
+                raise
+            CACHED = False
+            sys.stderr.write("chess-endgame: numba can write its cache nowhere (the package directory and "
+                             "~/.cache are read-only); compiling at every start (set NUMBA_CACHE_DIR to a "
+                             "writable directory to keep the compiled code)\n")
+    return numba.njit(nogil=True)(func)
