@@ -5,6 +5,9 @@ The main thread reads commands; ``go`` starts a worker thread that asks the
 ``bestmove``. ``isready``, ``stop`` and ``ponderhit`` are answered while it
 searches. Bad input gets an ``info string`` and changes nothing; the engine
 never exits on bad input. Only protocol lines go to stdout.
+
+At start-up a thread compiles the search core (or loads numba's cache):
+``uciok`` comes at once, ``readyok`` once the compiled code is ready.
 """
 
 from __future__ import annotations
@@ -20,6 +23,7 @@ from typing import TextIO
 import chess
 
 from . import __version__
+from .core import warm
 from .player import DEFAULT_MOVETIME_MS, Decision, Player, class_score, class_wdl
 from .position import PositionError, parse_position
 from .remote import RemoteProber, default_cache_path
@@ -166,8 +170,12 @@ class Session:
 class UciEngine:
     """One engine process: call :meth:`run` with the input and output streams."""
 
-    def __init__(self, output: TextIO | None = None, *, player: Player | None = None) -> None:
+    def __init__(self, output: TextIO | None = None, *, player: Player | None = None,
+                 warmed: threading.Event | None = None) -> None:
+        """``warmed``: set when the start-up warm-up (:func:`.core.warm.start`) is over; ``readyok``
+        waits for it."""
         self.out = output or sys.stdout
+        self._warmed = warmed
         self._write_lock = threading.Lock()
         self.options = {o.name.lower(): o for o in options()}
         self.values = {o.name.lower(): o.default for o in self.options.values()}
@@ -233,7 +241,16 @@ class UciEngine:
         self.send("uciok")
 
     def _isready(self, args: list[str]) -> None:
-        self.send("readyok")
+        warmed = self._warmed
+        if warmed is None or warmed.is_set():
+            self.send("readyok")
+            return
+
+        def when_warm() -> None:  # the reader keeps reading meanwhile (stop, quit)
+            warmed.wait()
+            self.send("readyok")
+
+        threading.Thread(target=when_warm, name="readyok", daemon=True).start()
 
     def _debug(self, args: list[str]) -> None:
         self.debug = bool(args) and args[0] == "on"
@@ -548,7 +565,7 @@ def main(argv: list[str] | None = None) -> int:
                          "see --help)\n")
         return 2
     try:
-        UciEngine().run()
+        UciEngine(warmed=warm.start()).run()
     except (KeyboardInterrupt, BrokenPipeError):
         pass
     return 0

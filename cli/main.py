@@ -21,6 +21,7 @@ from .suite import suite
 from .tablebases import tablebases
 from .tune import tune
 from .uci import uci
+from .warm import warm
 
 
 @click.group(cls=CommandGroup, context_settings={"help_option_names": ["-h", "--help"]})
@@ -41,6 +42,7 @@ cli.add_command(tune)
 cli.add_command(serve)
 cli.add_command(match)
 cli.add_command(review)
+cli.add_command(warm)
 
 
 def main() -> None:

@@ -1,0 +1,93 @@
+"""Compile (or load from numba's cache) every compiled entry point, through public APIs only.
+
+The first run on a machine compiles the core (tens of seconds) and writes numba's cache; later runs
+load it (about a second). ``chess-endgame warm`` runs :func:`warm` at install time, and the UCI engine
+runs it in a background thread at start-up (:func:`start`) so that ``uciok`` comes at once and
+``readyok`` once the compiled code is ready.
+
+Only public APIs are called (the search, the evaluation's features, the perft of the move
+generator), so the warm-up keeps covering the compiled code however its internals change.
+"""
+
+from __future__ import annotations
+
+import sys
+import threading
+import time
+from collections.abc import Callable
+
+import chess
+import numpy as np
+
+#: A small endgame (searched without tables, and with them where they are found).
+ENDGAME = "8/5k2/8/3p4/3P4/2K5/8/4R3 w - - 0 1"
+#: A middlegame with castling rights, en passant, promotions and checks within a few plies.
+MIDDLEGAME = "r3k2r/Pppp1ppp/1b3nbN/nP6/BBP1P3/q4N2/Pp1P2PP/R2Q1RK1 w kq - 0 1"
+#: More than the tables hold, with a capture into them at once: the tree probes.
+PROBING = "8/8/3k4/3p4/4r3/2K1R3/5P2/8 w - - 0 1"
+
+
+def steps(syzygy_path: str | None = None) -> list[tuple[str, Callable[[], object]]]:
+    """The warm-up's steps: (what, function)."""
+    from ..evaluation import features
+    from ..search import Limits, Searcher
+    from ..tablebase import Prober, resolve_path
+    from . import position
+
+    def perft() -> int:
+        p = position.Position(chess.Board(MIDDLEGAME))
+        return int(position.perft(*p.arrays(), 2, np.zeros(position.STACK * 256, dtype=np.int64)))
+
+    def evaluation() -> list[float]:
+        return [x for fen in (ENDGAME, MIDDLEGAME) for x in features(chess.Board(fen))]
+
+    def search(fen: str, prober: Prober | None = None) -> Callable[[], object]:
+        return lambda: Searcher(prober=prober).search(chess.Board(fen), Limits(depth=3))
+
+    def probing() -> object:
+        prober = Prober(resolve_path(syzygy_path))
+        if not prober.available:
+            return None  # no tables: nothing more to compile
+        return search(PROBING, prober)()
+
+    return [("move generator (perft 2)", perft), ("evaluation features", evaluation),
+            ("search, endgame, depth 3", search(ENDGAME)), ("search, middlegame, depth 3", search(MIDDLEGAME)),
+            ("search with tablebase probes, depth 3", probing)]
+
+
+def warm(syzygy_path: str | None = None,
+         on_step: Callable[[str, float], None] | None = None) -> list[tuple[str, float]]:
+    """Run every step; ``on_step(what, seconds)`` after each. Returns (what, seconds) of each step."""
+    done = []
+    for what, func in steps(syzygy_path):
+        start = time.perf_counter()
+        func()
+        done.append((what, time.perf_counter() - start))
+        if on_step:
+            on_step(*done[-1])
+    return done
+
+
+def cache_directory() -> str | None:
+    """Where numba keeps the core's compiled code (None: no cache, or numba missing or disabled)."""
+    from . import position
+
+    cache = getattr(position.perft, "_cache", None)
+    return getattr(cache, "_cache_path", None)
+
+
+def start() -> threading.Event:
+    """Run :func:`warm` in a daemon thread; the event is set when it is over (also if it failed: the
+    failure goes to stderr in one line, and the engine compiles what it needs when it needs it)."""
+    done = threading.Event()
+
+    def run() -> None:
+        try:
+            warm()
+        except Exception as exc:  # noqa: BLE001 - the engine must start whatever the warm-up hits
+            sys.stderr.write(f"chess-endgame: warm-up failed: {type(exc).__name__}: {exc}\n")
+        finally:
+            done.set()
+
+    threading.Thread(target=run, name="warm-up", daemon=True).start()
+    return done
