@@ -1,4 +1,4 @@
-"""``chess-endgame bench probe|choose|convert|search|perft``: benchmarks that print their figures."""
+"""``chess-endgame bench probe|choose|convert|search|perft|startup``: benchmarks that print their figures."""
 
 from __future__ import annotations
 
@@ -16,6 +16,7 @@ from chess_endgame.bench.perft import POSITIONS as PERFT_POSITIONS
 from chess_endgame.bench.perft import PerftRow, bench_perft, warm_up
 from chess_endgame.bench.probe import REVIEW_PASSES, WORKLOADS, Rate, bench_probe
 from chess_endgame.bench.search import POSITIONS, SearchRow, bench_search
+from chess_endgame.bench.startup import GO_DEPTH, GO_FEN, StartupRun, bench_startup, engine_command
 from chess_endgame.tablebase import resolve_path
 from chess_endgame.timeman import RANKING_MS
 
@@ -241,3 +242,30 @@ def perft(repeat: int) -> None:
         click.echo(f"chess-endgame: error: {len(mismatches)} perft counts differ", err=True)
         sys.exit(1)
     click.echo("every count agrees: compiled = python-chess at its depth = the published counts")
+
+
+@bench.command("startup")
+@click.option("--runs", default=1, show_default=True, type=click.IntRange(1, 20),
+              help="Rounds of the three start-ups (each round on a new empty cache).")
+@user_errors
+def startup(runs: int) -> None:
+    """Seconds from starting chess-endgame-uci to uciok and to readyok, and of the first go, on an empty
+    numba cache (cold: the start-up compiles) and on the cache it left (warm); and cold with go sent
+    straight after uciok. NUMBA_CACHE_DIR points into a temporary directory: your cache is not touched."""
+    rows: list[StartupRun] = []
+    stopped = False
+    with _bar(3 * runs, "startup", "run") as bar:
+        try:
+            bench_startup(runs, on_run=lambda row: (rows.append(row), bar.update(1)))
+        except KeyboardInterrupt:
+            stopped = True
+        except RuntimeError as exc:
+            fail(str(exc))
+    click.echo(f"engine: {' '.join(engine_command())}; first go: position fen {GO_FEN}, go depth {GO_DEPTH}")
+    click.echo(f"{'start':<28}{'uciok s':>9}{'readyok s':>11}{'first go s':>12}")
+    for r in rows:
+        ready = "-" if r.readyok is None else f"{r.readyok:.2f}"
+        click.echo(f"{r.label:<28}{r.uciok:>9.2f}{ready:>11}{r.first_go:>12.2f}")
+    click.echo("uciok and readyok: seconds from starting the process; first go: from go to bestmove")
+    if stopped:
+        interrupted(f"{len(rows)} of {3 * runs} start-ups measured")

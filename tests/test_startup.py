@@ -1,0 +1,149 @@
+"""Start-up of the UCI engine on a cold numba cache (uciok at once, readyok once compiled), and the cases where
+numba's cache cannot be written."""
+
+from __future__ import annotations
+
+import os
+import queue
+import subprocess
+import sys
+import threading
+import time
+from pathlib import Path
+
+import chess
+import numba.core.config
+import pytest
+
+BIN = Path(sys.executable).parent
+ENGINE = [str(BIN / "chess-endgame-uci")]
+
+
+class Engine:
+    """chess-endgame-uci on pipes, its output lines with their arrival times (seconds since the start)."""
+
+    def __init__(self, env: dict[str, str]) -> None:
+        self.start = time.monotonic()
+        self.proc = subprocess.Popen(ENGINE, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                                     text=True, bufsize=1, env={**os.environ, **env})
+        self.lines: queue.Queue[tuple[float, str]] = queue.Queue()
+        threading.Thread(target=self._read, daemon=True).start()
+
+    def _read(self) -> None:
+        assert self.proc.stdout is not None
+        for line in self.proc.stdout:
+            self.lines.put((time.monotonic() - self.start, line.rstrip("\n")))
+
+    def send(self, line: str) -> None:
+        assert self.proc.stdin is not None
+        self.proc.stdin.write(line + "\n")
+        self.proc.stdin.flush()
+
+    def expect(self, prefix: str, timeout: float) -> tuple[float, str]:
+        end = time.monotonic() + timeout
+        while (left := end - time.monotonic()) > 0:
+            try:
+                at, line = self.lines.get(timeout=left)
+            except queue.Empty:
+                break
+            if line.startswith(prefix):
+                return at, line
+        raise AssertionError(f"no {prefix!r} within {timeout} s")
+
+    def close(self) -> tuple[int, str]:
+        if self.proc.poll() is None:
+            try:
+                self.send("quit")
+            except OSError:
+                pass
+        try:
+            code = self.proc.wait(timeout=20)
+        finally:
+            if self.proc.poll() is None:
+                self.proc.kill()
+        assert self.proc.stderr is not None
+        return code, self.proc.stderr.read()
+
+
+def cache_files(directory: Path) -> list[Path]:
+    return [p for p in directory.rglob("*") if p.suffix in (".nbi", ".nbc")]
+
+
+def test_uciok_at_once_on_a_cold_cache_and_readyok_once_compiled(tmp_path: Path) -> None:
+    cache = tmp_path / "numba-cache"
+    engine = Engine({"NUMBA_CACHE_DIR": str(cache)})
+    try:
+        engine.send("uci")
+        uciok, _ = engine.expect("uciok", 10)
+        engine.send("isready")
+        readyok, _ = engine.expect("readyok", 600)
+        assert cache_files(cache)  # the start-up compiled the core and cached it
+        engine.send("position startpos moves e2e4")
+        engine.send("go depth 3")
+        _, bestmove = engine.expect("bestmove", 60)
+        board = chess.Board()
+        board.push_uci("e2e4")
+        assert chess.Move.from_uci(bestmove.split()[1]) in board.legal_moves
+    finally:
+        code, stderr = engine.close()
+    assert code == 0, stderr
+    # uciok came before the compilation, which took seconds; readyok after it.
+    assert uciok < 2.0, f"uciok after {uciok:.2f} s"
+    assert readyok > uciok + 1.0, f"uciok after {uciok:.2f} s, readyok after {readyok:.2f} s"
+
+
+def test_quit_during_the_warm_up_exits_at_once(tmp_path: Path) -> None:
+    engine = Engine({"NUMBA_CACHE_DIR": str(tmp_path / "numba-cache")})
+    engine.send("uci")
+    engine.expect("uciok", 10)
+    engine.send("isready")  # pending until the warm-up ends: the reader still reads
+    sent = time.monotonic()
+    code, stderr = engine.close()
+    assert code == 0, stderr
+    assert time.monotonic() - sent < 5
+
+
+def test_unwritable_numba_cache_dir_falls_back(tmp_path: Path) -> None:
+    """NUMBA_CACHE_DIR that cannot be created (under a file): numba uses the next cache location and the
+    engine works."""
+    blocker = tmp_path / "a-file"
+    blocker.write_text("")
+    engine = Engine({"NUMBA_CACHE_DIR": str(blocker / "cache")})
+    try:
+        engine.send("uci")
+        engine.expect("uciok", 10)
+        engine.send("isready")
+        engine.expect("readyok", 600)
+        engine.send("position startpos")
+        engine.send("go depth 2")
+        _, bestmove = engine.expect("bestmove", 60)
+        assert chess.Move.from_uci(bestmove.split()[1]) in chess.Board().legal_moves
+    finally:
+        code, stderr = engine.close()
+    assert code == 0 and "Traceback" not in stderr, stderr
+
+
+@pytest.mark.skipif(not hasattr(numba.core.config, "CACHE_LOCATOR_CLASSES"),
+                    reason="this numba has no NUMBA_CACHE_LOCATOR_CLASSES to simulate an unwritable cache")
+def test_no_writable_cache_anywhere_compiles_without_a_cache() -> None:
+    """Where numba finds no cache location at all (read-only package and home: simulated with a locator that
+    never applies), the core compiles uncached instead of failing at import, and says so on stderr."""
+    code = ("import chess, numpy as np; from chess_endgame.core import jit, position as core; "
+            "assert jit.COMPILED and not jit.CACHED; p = core.Position(chess.Board()); "
+            "print(core.perft(*p.arrays(), 3, np.zeros(core.STACK * 256, dtype=np.int64)))")
+    env = {**os.environ, "NUMBA_CACHE_LOCATOR_CLASSES": "ZipCacheLocator"}
+    env.pop("NUMBA_DISABLE_JIT", None)
+    result = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, timeout=300)
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.split() == ["8902"]
+    assert "compiling at every start" in result.stderr
+
+
+def test_warm_command_reports_each_step() -> None:
+    result = subprocess.run([str(BIN / "chess-endgame"), "warm"], capture_output=True, text=True, timeout=900)
+    assert result.returncode == 0, result.stderr
+    lines = result.stdout.splitlines()
+    assert lines[0].startswith("move generator (perft 2)") and lines[0].endswith(" s")
+    assert any(line.startswith("search, endgame, depth 3") for line in lines)
+    assert any(line.startswith("total") for line in lines)
+    assert "cache:" in lines[-1]
