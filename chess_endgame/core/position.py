@@ -452,9 +452,10 @@ def generate(bb, mailbox, state, check, out, n, tactical):
             moves &= moves - U64(1)
         to = frm + forward
         if empty & SQUARE[to]:
-            promoting = to >= 56 or to < 8
-            if SQUARE[to] & target & line and (promoting or not tactical):
-                n = _add_pawn(out, n, frm, to, tactical)
+            # A push: every one, or in tactical mode a promotion (a quiet queen promotion is tactical too).
+            if to >= 56 or to < 8 or not tactical:
+                if SQUARE[to] & line and (tactical or SQUARE[to] & target):
+                    n = _add_pawn(out, n, frm, to, tactical)
             if not tactical and frm >> 3 == start_rank and empty & SQUARE[to + forward] & target & line:
                 n = _add(out, n, frm, to + forward)
     ep = state[EP]
