@@ -120,20 +120,12 @@ def castling_bits(board: chess.Board) -> int:
                if rights & chess.BB_SQUARES[corner])
 
 
-#: core.position.generate(tactical=True) leaves out queen promotions that capture nothing (the push is
-#: checked against the capture targets). True until that is fixed: the random games then skip those
-#: moves, and test_tactical_moves_include_queen_promotion_pushes is an expected failure; set it to
-#: False with the fix.
-PROMOTION_PUSH_GAP = True
-
-
 def tactical_reference(board: chess.Board) -> set[int]:
     """Captures (en passant included) without under-promotions, and queen promotions; every move in check."""
     if board.is_check():
         return {encode(m) for m in board.legal_moves}
     return {encode(m) for m in board.legal_moves
-            if (m.promotion == chess.QUEEN and not (PROMOTION_PUSH_GAP and not board.is_capture(m)))
-            or (board.is_capture(m) and not m.promotion)}
+            if m.promotion == chess.QUEEN or (board.is_capture(m) and not m.promotion)}
 
 
 def tactical(board: chess.Board) -> set[int]:
@@ -144,7 +136,6 @@ def tactical(board: chess.Board) -> set[int]:
     return set(out[:n].tolist())
 
 
-@pytest.mark.xfail(PROMOTION_PUSH_GAP, strict=True, reason="generate(tactical=True) misses quiet queen promotions")
 def test_tactical_moves_include_queen_promotion_pushes() -> None:
     board = chess.Board("8/2K3P1/8/8/8/8/8/4k3 w - - 1 4")
     assert tactical(board) == {encode(chess.Move.from_uci("g7g8q"))}
