@@ -10,7 +10,17 @@ import chess
 import numpy as np
 import pytest
 
-from chess_endgame.evaluation import FEATURES, Evaluator, WeightsError, feature_matrix, features, load_weights
+from chess_endgame.core import features as core
+from chess_endgame.core.position import bitboards
+from chess_endgame.evaluation import (
+    FEATURES,
+    Evaluator,
+    Weights,
+    WeightsError,
+    feature_matrix,
+    features,
+    load_weights,
+)
 from chess_endgame.sampling import random_position
 
 
@@ -63,6 +73,67 @@ def test_feature_matrix_is_side_to_move_view() -> None:
     assert m.shape == (2, len(FEATURES))
     assert m[0, FEATURES.index("rook")] == 1 and m[1, FEATURES.index("rook")] == -1
     assert m[0, 0] == m[1, 0] == 1  # tempo
+
+
+def _random_boards(count: int, seed: int) -> list[chess.Board]:
+    """Random endgames and positions from random games, both sides to move."""
+    rng = random.Random(seed)
+    materials = ("KBNvK", "KBPvKB", "KBPvK", "KPPvKP", "KRPvKR", "KQvKR", "KRvKB", "KNNvK", "KvK",
+                 "KRPPvKRP", "KQRBNPPvKQRNPPP")
+    boards = [random_position(materials[i % len(materials)], rng) for i in range(count // 2)]
+    while len(boards) < count:
+        board = chess.Board()
+        for _ in range(rng.randint(0, 120)):
+            moves = list(board.legal_moves)
+            if not moves:
+                break
+            board.push(rng.choice(moves))
+        boards.append(board)
+    return boards
+
+
+def test_compiled_evaluation_equals_the_explained_one() -> None:
+    rng = random.Random(3)
+    random_weights = Weights(np.array([rng.uniform(-50, 50) for _ in FEATURES]))
+    halves = Weights(np.array([rng.randint(-100, 100) / 2 for _ in FEATURES]))  # ties: x.5 rounds to even
+    for evaluator in (Evaluator(), Evaluator(random_weights), Evaluator(halves)):
+        scratch = np.empty(len(FEATURES))
+        keys, terms = core.new_pawn_table()
+        for board in _random_boards(1000, seed=11):
+            rows = evaluator.contributions(board)
+            total = 0.0
+            for row in rows[1:]:  # left to right, as the compiled sum
+                total += row[3]
+            explained = round(rows[0][3] + total)
+            compiled = core.evaluate(bitboards(board), int(board.turn), evaluator.vector, scratch, keys, terms)
+            assert compiled == explained == evaluator.evaluate(board), board.fen()
+
+
+def _pawn_terms_alone(board: chess.Board) -> list[float]:
+    keys, terms = core.new_pawn_table()
+    bb = bitboards(board)
+    return terms[core.pawn_entry(bb[9], bb[1], keys, terms)].tolist()
+
+
+def test_pawn_table_collisions_keep_their_own_terms() -> None:
+    keys, terms = core.new_pawn_table()
+    rng = random.Random(5)
+    seen: dict[int, chess.Board] = {}
+    while True:  # two pawn structures with different terms in the same slot (birthday: a few hundred tries)
+        board = random_position("KPPPvKPP", rng)
+        bb = bitboards(board)
+        slot = int(core.pawn_slot(bb[9], bb[1], keys.shape[0]))
+        if slot in seen and _pawn_terms_alone(seen[slot]) != _pawn_terms_alone(board):
+            first, second = seen[slot], board
+            break
+        seen[slot] = board
+    out, expected = np.empty(len(FEATURES)), np.empty(len(FEATURES))
+    for board in (first, second, first, second):
+        bb = bitboards(board)
+        core.features_into(bb, int(board.turn), out, keys, terms)
+        core.features_into(bb, int(board.turn), expected, *core.new_pawn_table())
+        assert out.tolist() == expected.tolist() == features(board), board.fen()
+        assert (keys[slot, 0], keys[slot, 1]) == (bb[9], bb[1])
 
 
 def _write(tmp_path: Path, weights: dict) -> str:
