@@ -35,8 +35,6 @@ _N = len(FEATURES)
 
 WEIGHTS_FILE = os.path.join(os.path.dirname(os.path.abspath(__file__)), "data", "weights.json")
 
-#: ``PASSED_MASK[color][square]`` as Python ints (the compiled table is :data:`.core.features.PASSED_MASK`).
-PASSED_MASK: list[list[int]] = _core.PASSED_MASK.tolist()
 
 
 # -- weights ------------------------------------------------------------------------

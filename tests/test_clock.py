@@ -108,12 +108,22 @@ def test_sweep_small_limits_answer_with_a_searched_move() -> None:
 def _tt_probe_at(fen: str, clock: int, stored_depth: int, stored_score: int) -> int:
     """The value a non-PV node returns for ``fen`` at halfmove ``clock`` when the TT holds an
     exact ``stored_score`` for it (stored as a search at clock 0 stores it) to ``stored_depth``."""
+    import numpy as np
+
+    from chess_endgame.core import tree as core
+    from chess_endgame.core.position import PLY
+
     board = chess.Board(fen)
     board.halfmove_clock = clock
     searcher = Searcher()
-    searcher.search(board, Limits(depth=1))  # sets the searcher's board and paths up for this root
-    searcher.tt.put(searcher.board.zobrist, stored_depth, EXACT, stored_score, 0)
-    return searcher._search(3, -MATE, MATE, 0, False)
+    searcher.search(board, Limits(depth=1))  # sets the searcher's arrays up for this root
+    tree = searcher._tree
+    tree.counters[core.STOPPED] = 0
+    searcher.tt.clear()
+    key = tree.keys[tree.state[PLY]]  # the root's key
+    core.tt_store(tree, key, stored_depth, EXACT, stored_score, 0)
+    return int(core.search(tree, 3, -MATE, MATE, 0, 0, 1, np.uint64(0), 0, searcher._probe_callback,
+                           searcher._check_callback))
 
 
 def test_a_mate_stored_at_clock_0_is_not_reused_where_the_50_move_rule_forbids_it() -> None:
@@ -153,7 +163,8 @@ def test_sweep_a_shared_tt_never_claims_what_the_50_move_rule_forbids(prober: Pr
 
 
 def test_value_from_tt_downgrades_unreachable_mates_and_tb_scores() -> None:
-    from chess_endgame.search import _from_tt, _to_tt
+    from chess_endgame.search import from_tt as _from_tt
+    from chess_endgame.search import to_tt as _to_tt
     # A mate in 7 plies from a node at ply 3: fine at clock 0, not at clock 95.
     stored = _to_tt(MATE - 10, 3)
     assert _from_tt(stored, 3, 0) == MATE - 10

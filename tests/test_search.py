@@ -5,10 +5,10 @@ from __future__ import annotations
 import random
 import threading
 import time
-import tracemalloc
 from pathlib import Path
 
 import chess
+import numpy as np
 import pytest
 
 from chess_endgame.engines import PlayerEngine, SearchLimits
@@ -74,21 +74,21 @@ def test_null_move_pruning_does_not_miss_a_zugzwang() -> None:
 
 
 def test_a_capture_into_a_pure_pawn_ending_is_extended() -> None:
-    from chess_endgame.search import PAWN_ENDING_EXTENSION
-    from chess_endgame.searchboard import encode
+    from chess_endgame.core import tree as core
+    from chess_endgame.core.position import make, unmake
+    from chess_endgame.core.tree import PAWN_ENDING_EXTENSION
+    from chess_endgame.search import encode
 
     searcher = Searcher()
     searcher.search(chess.Board("6k1/5ppp/8/8/4n3/3P4/5PPP/6K1 w - - 0 1"), Limits(depth=1))
-    searcher._root_depth = 8
-    board = searcher.board
-    trade = encode(chess.Move.from_uci("d3e4"))
-    board.push_code(trade)  # dxe4 takes the last piece: only kings and pawns are left
-    assert searcher._extension(trade, 1) == PAWN_ENDING_EXTENSION
-    board.pop()
-    quiet = encode(chess.Move.from_uci("g1f1"))
-    board.push_code(quiet)
-    assert searcher._extension(quiet, 1) == 0
-    board.pop()
+    tree = searcher._tree
+    tree.counters[core.ROOT_DEPTH] = 8
+    arrays = searcher.position.arrays()
+    for uci, extension in (("d3e4", PAWN_ENDING_EXTENSION), ("g1f1", 0)):
+        move = encode(chess.Move.from_uci(uci))  # dxe4 takes the last piece: only kings and pawns are left
+        make(*arrays, move)
+        assert core._extension(tree, move, 1, 1) == extension, uci
+        unmake(*arrays, move)
 
 
 def test_node_and_depth_limits_are_exact() -> None:
@@ -125,18 +125,23 @@ def test_stop_from_another_thread_is_prompt() -> None:
 
 
 def test_transposition_table_respects_its_size() -> None:
+    from chess_endgame.core import tree as core
+
     tt = TranspositionTable(1)
     assert tt.size * TranspositionTable.ENTRY_BYTES <= 1 << 20
+    assert tt.keys.nbytes + tt.data.nbytes == tt.size * TranspositionTable.ENTRY_BYTES
+    searcher = Searcher(hash_mb=1)
+    searcher.search(chess.Board("8/5pk1/6p1/8/3R4/6P1/5PK1/4r3 w - - 0 1"), Limits(depth=1))
     rng = random.Random(1)
-    tracemalloc.start()
-    before = tracemalloc.get_traced_memory()[0]
-    tt.clear()
+    stored = {}
     for _ in range(4 * tt.size):
-        tt.put(rng.getrandbits(64), rng.randrange(1, 30), 0, rng.randrange(-30000, 30000), rng.getrandbits(15))
-    used = tracemalloc.get_traced_memory()[0] - before
-    tracemalloc.stop()
-    assert len(tt.slots) == tt.size and sum(e is not None for e in tt.slots) > 0.9 * tt.size
-    assert used <= 1.05 * (1 << 20), f"{used} bytes for a 1 MB table"
+        key = rng.getrandbits(64)
+        depth, score, move = rng.randrange(1, 30), rng.randrange(-30000, 30000), rng.getrandbits(15)
+        core.tt_store(searcher._tree, np.uint64(key), depth, 0, score, move)
+        stored[key] = (depth, 0, score, move)
+    tt = searcher.tt
+    found = [key for key in stored if tt.get(key) is not None]
+    assert len(found) > 0.5 * tt.size and all(tt.get(key) == stored[key] for key in found)
     assert 0 <= tt.hashfull() <= 1000
 
 

@@ -1,0 +1,706 @@
+"""The compiled search: PVS with a transposition table, selective pruning, quiescence and TB probes.
+
+Scores are centipawns from the side to move: a mate in ``n`` plies scores ``MATE - n``, a
+tablebase win found ``p`` plies from the root ``TB_WIN - p``. One :class:`Tree` holds every
+array the search works in; :func:`root` searches the root moves once (one aspiration window of
+one iteration) and :mod:`chess_endgame.search` drives the iterations around it.
+
+Two Python functions are called from compiled code, through ctypes: ``probe`` (a WDL probe of the
+position in ``bb``/``state``: 0..4 for loss..win, -1 when no table covers it) and ``check`` (every
+so many nodes: how many nodes until the next call, or -1 to stop). Everything between runs
+without the GIL.
+"""
+
+from __future__ import annotations
+
+import ctypes
+import math
+from collections import namedtuple
+
+import numpy as np
+
+from .bits import KNIGHT as KNIGHT_ATTACKS
+from .bits import LINE, PAWN, RANK_1_8, SQUARE, U64, ZERO, bishop_attacks, lsb, popcount, rook_attacks
+from .features import PASSED_MASK, evaluate
+from .jit import njit
+from .position import (
+    BISHOP_T,
+    CASTLING,
+    EP,
+    HALFMOVE,
+    KING_T,
+    KNIGHT_T,
+    PAWN_T,
+    PLY,
+    QUEEN_T,
+    ROOK_T,
+    TURN,
+    attackers,
+    attacks_by,
+    checkers,
+    generate,
+    is_repetition,
+    make,
+    make_null,
+    pinned,
+    unmake,
+    unmake_null,
+)
+
+MATE = 32000
+MATE_BOUND = MATE - 1000     # |score| above this is a mate
+TB_WIN = 20000
+TB_BOUND = TB_WIN - 1000     # |score| above this (and below MATE_BOUND) is a tablebase result
+INF = MATE + 1
+MAX_PLY = 128
+MAX_MOVES = 256
+
+EXACT, LOWER, UPPER = 0, 1, 2
+#: The flags passed to search() and qsearch(), and the root's first ply: numpy ints, which numba
+#: types as int64, where a literal 0 or 1 would make it compile (and fail to cache) one version of
+#: the recursive functions per literal.
+NO, YES, FIRST_PLY = np.int64(0), np.int64(1), np.int64(1)
+#: What a move is, for ordering, pruning and reductions (moves from KILLER on are quiet).
+GOOD_CAPTURE, PROMOTION, BAD_CAPTURE, KILLER, QUIET = range(1, 6)
+PIECE_VALUE = np.array([0, 100, 320, 330, 500, 950, 20000], dtype=np.int64)
+_CAPTURE, _PROMOTION, _KILLER1, _KILLER2, _BAD_CAPTURE, _TT_MOVE = \
+    1_000_000, 900_000, 800_000, 700_000, -1_000_000, 10_000_000
+
+# Selective search. Each piece keeps its endgame guard (see search()); the figures are
+# Stockfish's ideas at this engine's scale (centipawns, plies, move counts).
+RFP_DEPTH, RFP_MARGIN = 6, 90            # reverse futility: static eval - margin x depth >= beta
+NULL_VERIFY_DEPTH = 8                    # null move: verify with a real search from this depth on
+FUTILITY_DEPTH = 3
+FUTILITY_MARGIN = np.array([0, 150, 300, 450], dtype=np.int64)  # quiet moves skipped when eval + margin <= alpha
+LMP_COUNT = np.array([0, 5, 8, 13, 20], dtype=np.int64)         # quiet moves searched at depth d, then no more
+#: Late move reductions by depth and number of moves searched.
+LMR = np.array([[0 if d < 3 or m < 2 else int(0.5 + math.log(d) * math.log(m) / 2.2) for m in range(MAX_MOVES)]
+                for d in range(MAX_PLY + 1)], dtype=np.int64)
+HISTORY_GOOD = 2000                      # quiet moves above this history are reduced one ply less
+HISTORY_MAX = 500_000
+PAWN_ENDING_EXTENSION = 2                # a capture that leaves only kings and pawns
+
+#: ``counters`` indices: nodes, next check, stopped, seldepth, tbhits, root depth, table pieces,
+#: probe depth, rule50, TT age, the unfinished iteration's proved move and score, multipv line.
+NODES, NEXT_CHECK, STOPPED, SELDEPTH, TBHITS, ROOT_DEPTH, TB_PIECES, PROBE_DEPTH, RULE50, AGE, \
+    PARTIAL_MOVE, PARTIAL_SCORE, MULTIPV_LINE = range(13)
+
+#: The arrays of a search (see :func:`new_tree`).
+Tree = namedtuple("Tree", "bb mailbox state keys undo counters tt_keys tt_data moves scores kinds killers "
+                          "history pv pv_length partial_pv weights features pawn_keys pawn_values")
+
+#: ctypes prototypes of the two Python callbacks.
+PROBE_FUNCTION = ctypes.CFUNCTYPE(ctypes.c_int64, ctypes.c_void_p, ctypes.c_void_p)
+CHECK_FUNCTION = ctypes.CFUNCTYPE(ctypes.c_int64, ctypes.c_int64)
+
+
+# -- transposition table -------------------------------------------------------------------
+# tt_keys[i]: the full 64-bit key; tt_data[i]: depth, bound, score, move, age.
+
+
+@njit
+def tt_probe(t, key):
+    """Slot of ``key`` in the table, or -1."""
+    index = key & U64(t.tt_keys.shape[0] - 1)
+    return np.int64(index) if t.tt_keys[index] == key and t.tt_data[index, 4] >= 0 else -1
+
+
+@njit
+def tt_store(t, key, depth, bound, score, move):
+    """Depth-preferred replacement; entries of older searches are always replaced."""
+    index = key & U64(t.tt_keys.shape[0] - 1)
+    data = t.tt_data[index]
+    if data[4] < 0 or t.tt_keys[index] == key or data[4] != t.counters[AGE] or depth >= data[0]:
+        t.tt_keys[index] = key
+        data[0], data[1], data[2], data[3], data[4] = depth, bound, score, move, t.counters[AGE]
+
+
+@njit
+def to_tt(score, ply):
+    """Mate and TB scores are stored relative to the node, not the root."""
+    if score >= TB_BOUND:
+        return score + ply
+    if score <= -TB_BOUND:
+        return score - ply
+    return score
+
+
+@njit
+def from_tt(score, ply, clock):
+    """A stored score at ``ply`` with halfmove clock ``clock`` (Stockfish's ``value_from_tt``).
+
+    A mate, or a tablebase result (reached after a zeroing move), that lies more plies away than
+    the 50-move rule leaves (99 - clock) may not be reachable from here: it is downgraded to the
+    largest score of the class below, never passed on as found.
+    """
+    if score >= TB_BOUND:
+        if score >= MATE_BOUND and MATE - score > 99 - clock:
+            return MATE_BOUND - 1
+        if score < MATE_BOUND and TB_WIN - score > 99 - clock:
+            return TB_BOUND - 1
+        return score - ply
+    if score <= -TB_BOUND:
+        if score <= -MATE_BOUND and MATE + score > 99 - clock:
+            return -MATE_BOUND + 1
+        if score > -MATE_BOUND and TB_WIN + score > 99 - clock:
+            return -TB_BOUND + 1
+        return score + ply
+    return score
+
+
+# -- helpers --------------------------------------------------------------------------------
+
+
+@njit
+def _count(t, ply, check):
+    """Count a node; call ``check`` when it is due. True when the search must stop."""
+    counters = t.counters
+    counters[NODES] += 1
+    if ply > counters[SELDEPTH]:
+        counters[SELDEPTH] = ply
+    if counters[NODES] >= counters[NEXT_CHECK]:
+        wait = check(counters[NODES])
+        if wait < 0:
+            counters[STOPPED] = 1
+        else:
+            counters[NEXT_CHECK] = counters[NODES] + max(wait, 1)
+    return counters[STOPPED] != 0
+
+
+@njit
+def insufficient_material(bb):
+    """Neither side can mate (python-chess's ``is_insufficient_material``)."""
+    for color in (0, 1):
+        base = 8 * color
+        if bb[base + PAWN_T] | bb[base + ROOK_T] | bb[base + QUEEN_T]:
+            return False
+        if bb[base + KNIGHT_T]:
+            other = 8 - base
+            if popcount(bb[base]) > 2 or bb[other] & ~bb[other + KING_T] & ~bb[other + QUEEN_T]:
+                return False
+        elif bb[base + BISHOP_T]:
+            bishops = bb[3] | bb[11]
+            same_colour = not bishops & U64(0xAA55AA55AA55AA55) or not bishops & U64(0x55AA55AA55AA55AA)
+            if not same_colour or bb[1] | bb[9] or bb[2] | bb[10]:
+                return False
+    return True
+
+
+@njit
+def _static(t):
+    return evaluate(t.bb, t.state[TURN], t.weights, t.features, t.pawn_keys, t.pawn_values)
+
+
+@njit
+def see(t, move):
+    """The material (centipawns) the side to move wins by ``move`` once every recapture on its target
+    square is made, the least valuable attacker first (x-rays included, pins ignored); either side may
+    stop capturing when going on would lose. A quiet move scores what it loses if taken."""
+    bb, mailbox = t.bb, t.mailbox
+    frm, to, promotion = move & 63, (move >> 6) & 63, move >> 12
+    us = t.state[TURN]
+    kind = mailbox[frm] & 7
+    victim = mailbox[to] & 7
+    occupied = (bb[0] | bb[8]) ^ SQUARE[frm]
+    if kind == PAWN_T and to == t.state[EP] and not victim:
+        victim = PAWN_T
+        occupied ^= SQUARE[to - 8 if us else to + 8]
+    gains = np.zeros(34, dtype=np.int64)
+    gains[0] = PIECE_VALUE[victim] + (PIECE_VALUE[promotion] - PIECE_VALUE[PAWN_T] if promotion else 0)
+    n = 1
+    on_square = PIECE_VALUE[promotion if promotion else kind]
+    side = 1 - us
+    while n < 34:
+        both = attackers(bb, to, 0, occupied) | attackers(bb, to, 1, occupied)
+        ours = both & bb[8 * side]
+        if not ours:
+            break
+        attacker = 1
+        while not ours & bb[8 * side + attacker]:
+            attacker += 1
+        if attacker == KING_T and both & bb[8 * (1 - side)]:
+            break  # the king may not capture into a defended square
+        gains[n] = on_square - gains[n - 1]
+        n += 1
+        on_square = PIECE_VALUE[attacker]
+        mine = ours & bb[8 * side + attacker]
+        occupied ^= mine & (~mine + U64(1))
+        side = 1 - side
+    for i in range(n - 1, 0, -1):
+        gains[i - 1] = -max(-gains[i - 1], gains[i])
+    return gains[0]
+
+
+@njit
+def _is_passer(t, square, color):
+    """The pawn of ``color`` on ``square`` has no enemy pawn ahead on its own or adjacent files."""
+    return not PASSED_MASK[color, square] & t.bb[8 * (1 - color) + PAWN_T]
+
+
+# -- move ordering ---------------------------------------------------------------------------
+
+
+@njit
+def _order(t, ply, n, tt_move):
+    """Score and classify the ``n`` moves at ``t.moves[ply]``: the TT move, captures that win material
+    by SEE (MVV-LVA among them), promotions, killers, quiet moves by history, losing captures."""
+    moves, scores, kinds = t.moves[ply], t.scores[ply], t.kinds[ply]
+    mailbox = t.mailbox
+    us = t.state[TURN]
+    ep = t.state[EP]
+    killer1, killer2 = t.killers[ply, 0], t.killers[ply, 1]
+    for i in range(n):
+        move = moves[i]
+        frm, to = move & 63, (move >> 6) & 63
+        victim = mailbox[to] & 7
+        if move == tt_move:
+            scores[i] = _TT_MOVE
+            kinds[i] = GOOD_CAPTURE if victim or (to == ep and mailbox[frm] & 7 == PAWN_T) else \
+                (PROMOTION if move >> 12 else QUIET)
+        elif victim:
+            attacker = mailbox[frm] & 7
+            mvv_lva = 10 * PIECE_VALUE[victim] - PIECE_VALUE[attacker]
+            if PIECE_VALUE[victim] >= PIECE_VALUE[attacker] or see(t, move) >= 0:
+                scores[i], kinds[i] = _CAPTURE + mvv_lva, GOOD_CAPTURE
+            else:
+                scores[i], kinds[i] = _BAD_CAPTURE + mvv_lva, BAD_CAPTURE
+        elif move >> 12:
+            scores[i], kinds[i] = _PROMOTION + (move >> 12), PROMOTION
+        elif to == ep and mailbox[frm] & 7 == PAWN_T:
+            scores[i], kinds[i] = _CAPTURE + 900, GOOD_CAPTURE
+        elif move == killer1:
+            scores[i], kinds[i] = _KILLER1, KILLER
+        elif move == killer2:
+            scores[i], kinds[i] = _KILLER2, KILLER
+        else:
+            scores[i], kinds[i] = t.history[us, move & 4095], QUIET
+
+
+@njit
+def _pick(t, ply, i, n):
+    """Bring the best-scored of moves ``i..n-1`` to index ``i`` (the first of equals stays first)."""
+    moves, scores, kinds = t.moves[ply], t.scores[ply], t.kinds[ply]
+    best = i
+    for j in range(i + 1, n):
+        if scores[j] > scores[best]:
+            best = j
+    if best != i:
+        moves[i], moves[best] = moves[best], moves[i]
+        scores[i], scores[best] = scores[best], scores[i]
+        kinds[i], kinds[best] = kinds[best], kinds[i]
+
+
+# -- the tree --------------------------------------------------------------------------------
+
+
+@njit
+def search(t, depth, alpha, beta, ply, pv_node, null_ok, check, known, probe, check_fn):
+    """Negamax value of the position at ``ply`` (``check``: its checkers when ``known``).
+
+    The flags ``pv_node``, ``null_ok`` and ``known`` are :data:`NO` or :data:`YES`."""
+    if depth <= 0:
+        t.pv_length[ply] = 0
+        return qsearch(t, alpha, beta, ply, YES, check, known, check_fn)
+    if _count(t, ply, check_fn):
+        return 0
+    bb, state = t.bb, t.state
+    if pv_node:
+        t.pv_length[ply] = 0
+    if is_repetition(state, t.keys):
+        return 0
+    if not known:
+        check = checkers(bb, state)
+    if state[HALFMOVE] >= 100 and (not check or generate(bb, t.mailbox, state, check, t.moves[ply], 0, False)):
+        return 0
+    if not (bb[1] | bb[9] | bb[4] | bb[12] | bb[5] | bb[13]) and insufficient_material(bb):
+        return 0
+    if ply >= MAX_PLY:
+        return _static(t)
+    # Mate distance pruning.
+    alpha = max(alpha, -MATE + ply)
+    beta = min(beta, MATE - ply - 1)
+    if alpha >= beta:
+        return alpha
+    if check:
+        depth += 1  # check extension
+
+    key = t.keys[state[PLY]]
+    slot = tt_probe(t, key)
+    tt_move = 0
+    if slot >= 0:
+        entry = t.tt_data[slot]
+        tt_move = entry[3]
+        # No cutoff near the 50-move limit, where the stored line may no longer hold.
+        if not pv_node and entry[0] >= depth and state[HALFMOVE] < 90:
+            score = from_tt(entry[2], ply, state[HALFMOVE])
+            bound = entry[1]
+            if bound == EXACT or (bound == LOWER and score >= beta) or (bound == UPPER and score <= alpha):
+                return score
+
+    max_value = INF
+    best = -INF
+    if t.counters[TB_PIECES] and state[HALFMOVE] == 0 and not state[CASTLING]:
+        pieces = popcount(bb[0] | bb[8])
+        if pieces <= t.counters[TB_PIECES] and (depth >= t.counters[PROBE_DEPTH] or pieces < t.counters[TB_PIECES]):
+            wdl = probe(bb.ctypes.data, state.ctypes.data)
+            if wdl >= 0:
+                t.counters[TBHITS] += 1
+                wdl -= 2
+                rule50 = t.counters[RULE50] != 0
+                if wdl == 2 or (wdl == 1 and not rule50):
+                    value, bound = TB_WIN - ply, LOWER
+                elif wdl == -2 or (wdl == -1 and not rule50):
+                    value, bound = -TB_WIN + ply, UPPER
+                else:
+                    value, bound = wdl, EXACT  # a draw, or a cursed win / blessed loss scored as +-1
+                if bound == EXACT or (bound == LOWER and value >= beta) or (bound == UPPER and value <= alpha):
+                    tt_store(t, key, min(depth + 6, MAX_PLY), bound, to_tt(value, ply), 0)
+                    return value
+                if pv_node:
+                    if bound == LOWER:
+                        best = value
+                        alpha = max(alpha, value)
+                    else:
+                        max_value = value
+
+    us = state[TURN]
+    # Pieces other than king and pawns for the side to move: without them zugzwang is the rule.
+    pieces_us = bb[8 * us] & ~(bb[8 * us + PAWN_T] | bb[8 * us + KING_T])
+    static = -INF
+    if not check:
+        static = _static(t)
+        if not pv_node and abs(beta) < TB_BOUND:
+            # Reverse futility pruning (static null move): far above beta near the leaves.
+            if depth <= RFP_DEPTH and pieces_us and static - RFP_MARGIN * depth >= beta:
+                return static
+            # Null-move pruning: let the opponent move twice; if that still fails high, so does this.
+            if null_ok and depth >= 3 and pieces_us and static >= beta:
+                reduction = 3 + depth // 4 + min(2, (static - beta) // 200)
+                make_null(bb, state, t.keys, t.undo)
+                score = -search(t, depth - 1 - reduction, -beta, -beta + 1, ply + 1, NO, NO, ZERO, NO,
+                                probe, check_fn)
+                unmake_null(state, t.undo)
+                if t.counters[STOPPED]:
+                    return 0
+                if score >= beta:
+                    if score >= TB_BOUND:
+                        score = beta  # a mate or TB win found by passing proves nothing
+                    if depth < NULL_VERIFY_DEPTH:
+                        return score
+                    # Deep nodes: verify with a reduced search without null moves (zugzwang).
+                    verified = search(t, depth - reduction, beta - 1, beta, ply, NO, NO, check, YES,
+                                      probe, check_fn)
+                    if t.counters[STOPPED]:
+                        return 0
+                    if verified >= beta:
+                        return score
+    # Internal iterative reduction: without a move from the TT, a deep node is searched shallower.
+    if not tt_move and depth >= 4:
+        depth -= 1
+
+    original_alpha = alpha
+    best_move = 0
+    leaf = depth <= 1
+    searched = 0
+    quiets = 0
+    futile = not pv_node and not check and depth <= FUTILITY_DEPTH and \
+        static + FUTILITY_MARGIN[min(depth, FUTILITY_DEPTH)] <= alpha and abs(alpha) < TB_BOUND
+    late = LMP_COUNT[depth] if depth < LMP_COUNT.shape[0] and not pv_node and not check else MAX_MOVES
+    lmr = LMR[min(depth, MAX_PLY)]
+    n = generate(bb, t.mailbox, state, check, t.moves[ply], 0, False)
+    _order(t, ply, n, tt_move)
+    moves, kinds = t.moves[ply], t.kinds[ply]
+    for i in range(n):
+        _pick(t, ply, i, n)
+        move, kind = moves[i], kinds[i]
+        frm, to = move & 63, (move >> 6) & 63
+        quiet = kind >= KILLER
+        pawn_move = t.mailbox[frm] & 7 == PAWN_T
+        if quiet and quiets >= late and best > -TB_BOUND and not pawn_move:
+            continue  # late move pruning (pawn moves, passers among them, are kept)
+        make(bb, t.mailbox, state, t.keys, t.undo, move)
+        child_check = checkers(bb, state)
+        gives_check = child_check != ZERO
+        passer = quiet and pawn_move and _is_passer(t, to, us)
+        if quiet and futile and not gives_check and not passer and best > -TB_BOUND:
+            unmake(bb, t.mailbox, state, t.keys, t.undo, move)
+            continue  # futility pruning: even a good quiet move cannot reach alpha
+        extension = _extension(t, move, ply, us)
+        new_depth = depth - 1 + extension
+        if leaf and not extension:
+            t.pv_length[ply + 1] = 0
+            score = -qsearch(t, -beta, -alpha, ply + 1, YES, child_check, YES, check_fn)
+        elif searched == 0:
+            score = -search(t, new_depth, -beta, -alpha, ply + 1, pv_node, YES, child_check, YES, probe, check_fn)
+        else:
+            reduction = 0
+            if depth >= 3 and searched >= 2 and (quiet or kind == BAD_CAPTURE) and not extension and not passer:
+                reduction = lmr[min(searched, MAX_MOVES - 1)]
+                reduction -= pv_node + gives_check + (kind == KILLER)
+                reduction -= t.history[us, move & 4095] > HISTORY_GOOD
+                reduction = max(0, min(reduction, new_depth - 1))
+            score = -search(t, new_depth - reduction, -alpha - 1, -alpha, ply + 1, NO, YES, child_check, YES,
+                            probe, check_fn)
+            if reduction and score > alpha and not t.counters[STOPPED]:
+                score = -search(t, new_depth, -alpha - 1, -alpha, ply + 1, NO, YES, child_check, YES,
+                                probe, check_fn)
+            if pv_node and score > alpha and not t.counters[STOPPED]:
+                # Also on a fail high: the PV must come from a PV search.
+                score = -search(t, new_depth, -beta, -alpha, ply + 1, YES, YES, child_check, YES, probe, check_fn)
+        unmake(bb, t.mailbox, state, t.keys, t.undo, move)
+        if t.counters[STOPPED]:
+            return 0
+        searched += 1
+        quiets += quiet
+        if score > best:
+            best = score
+            best_move = move
+            if score > alpha:
+                alpha = score
+                if pv_node:
+                    _update_pv(t, ply, move)
+                if score >= beta:
+                    if quiet:
+                        _reward(t, move, ply, depth, us)
+                    break
+    if not searched:
+        return -MATE + ply if check else 0
+    if best > max_value:
+        best = max_value
+    bound = LOWER if best >= beta else (EXACT if best > original_alpha else UPPER)
+    tt_store(t, key, depth, bound, to_tt(best, ply), best_move)
+    return best
+
+
+@njit
+def _update_pv(t, ply, move):
+    t.pv[ply, 0] = move
+    length = t.pv_length[ply + 1]
+    t.pv[ply, 1:length + 1] = t.pv[ply + 1, :length]
+    t.pv_length[ply] = length + 1
+
+
+@njit
+def _extension(t, move, ply, mover):
+    """Plies added to ``move`` (already made): a passed pawn reaching the seventh rank, and a capture
+    that trades the last piece into a pure pawn ending, which decides most endgames and is cheap to
+    search. Checks are extended where the checked side moves."""
+    if ply >= 2 * t.counters[ROOT_DEPTH]:
+        return 0  # extensions never more than double the line
+    bb = t.bb
+    to = (move >> 6) & 63
+    if not move >> 12 and t.mailbox[to] & 7 == PAWN_T:
+        if (to >> 3 == 6 if mover else to >> 3 == 1) and _is_passer(t, to, mover):
+            return 1
+    pieces = bb[2] | bb[3] | bb[4] | bb[5] | bb[10] | bb[11] | bb[12] | bb[13]
+    captured = t.undo[t.state[PLY] - 1, 0] & 7
+    if not pieces and KNIGHT_T <= captured <= QUEEN_T:
+        return PAWN_ENDING_EXTENSION  # the move took the last piece
+    return 0
+
+
+@njit
+def _reward(t, move, ply, depth, us):
+    """A quiet move caused a cutoff: make it a killer and raise its history."""
+    if t.killers[ply, 0] != move:
+        t.killers[ply, 1] = t.killers[ply, 0]
+        t.killers[ply, 0] = move
+    index = move & 4095
+    t.history[us, index] = min(t.history[us, index] + depth * depth, HISTORY_MAX)
+
+
+@njit
+def qsearch(t, alpha, beta, ply, first, check, known, check_fn):
+    """Captures and queen promotions (and quiet checks at its first ply) after a stand-pat score;
+    out of check, moves that lose material by SEE are skipped."""
+    if _count(t, ply, check_fn):
+        return 0
+    bb, state, mailbox = t.bb, t.state, t.mailbox
+    if not known:
+        check = checkers(bb, state)
+    moves, scores = t.moves[ply], t.scores[ply]
+    if check:
+        best = -MATE + ply
+        n = generate(bb, mailbox, state, check, moves, 0, False)
+        if not n:
+            return best
+    else:
+        best = _static(t)
+        if best >= beta or ply >= MAX_PLY:
+            return best
+        alpha = max(alpha, best)
+        n = _tactical(t, moves)
+        if first:
+            n = _quiet_checks(t, moves, n)
+        if not n:
+            return best
+    ep = state[EP]
+    kept = 0
+    for i in range(n):
+        move = moves[i]
+        frm, to, promotion = move & 63, (move >> 6) & 63, move >> 12
+        victim = mailbox[to] & 7
+        if not victim and to == ep and mailbox[frm] & 7 == PAWN_T:
+            victim = PAWN_T
+        gain = PIECE_VALUE[victim] + (PIECE_VALUE[promotion] - 100 if promotion else 0)
+        attacker = PIECE_VALUE[mailbox[frm] & 7]
+        if not check:
+            if victim and best + gain + 200 <= alpha:
+                continue  # delta pruning: even winning this piece cannot raise alpha
+            if PIECE_VALUE[victim] < attacker and see(t, move) < 0:
+                continue  # the exchange loses material (or a checking piece hangs)
+        moves[kept] = move
+        scores[kept] = gain * 10 - attacker // 100
+        kept += 1
+    for i in range(kept):
+        best_i = i
+        for j in range(i + 1, kept):
+            if scores[j] > scores[best_i]:
+                best_i = j
+        move = moves[best_i]
+        moves[best_i], scores[best_i] = moves[i], scores[i]
+        moves[i] = move
+        make(bb, mailbox, state, t.keys, t.undo, move)
+        score = -qsearch(t, -beta, -alpha, ply + 1, NO, ZERO, NO, check_fn)
+        unmake(bb, mailbox, state, t.keys, t.undo, move)
+        if t.counters[STOPPED]:
+            return 0
+        if score > best:
+            best = score
+            if score > alpha:
+                alpha = score
+                if score >= beta:
+                    break
+    return best
+
+
+@njit
+def _tactical(t, moves):
+    """Captures and queen promotions; a cheap attack test skips generation when there are none."""
+    bb, state = t.bb, t.state
+    us = state[TURN]
+    targets = bb[8 * (1 - us)] & ~bb[8 * (1 - us) + KING_T]
+    promoting = bb[8 * us + PAWN_T] & (U64(0x00FF000000000000) if us else U64(0x000000000000FF00))
+    if state[EP] >= 0 or promoting or targets & attacks_by(bb, us, bb[0] | bb[8]):
+        return generate(bb, t.mailbox, state, ZERO, moves, 0, True)
+    return 0
+
+
+@njit
+def _quiet_checks(t, moves, n):
+    """Append non-capturing, non-promoting moves that give a direct check (not in check ourselves)."""
+    bb = t.bb
+    us = t.state[TURN]
+    own = bb[8 * us]
+    pieces = own & ~bb[8 * us + KING_T]
+    if not pieces:
+        return n
+    their_king = lsb(bb[8 * (1 - us) + KING_T])
+    occupied = bb[0] | bb[8]
+    empty = ~occupied
+    diagonal = bishop_attacks(their_king, occupied) & empty
+    straight = rook_attacks(their_king, occupied) & empty
+    knight_squares = KNIGHT_ATTACKS[their_king] & empty
+    pawn_squares = PAWN[1 - us, their_king] & empty & ~RANK_1_8
+    our_king = lsb(bb[8 * us + KING_T])
+    pins = pinned(bb, us, our_king, occupied)
+    bits = pieces
+    while bits:
+        frm = lsb(bits)
+        bits &= bits - U64(1)
+        kind = t.mailbox[frm] & 7
+        if kind == PAWN_T:
+            hits = pawn_squares & (SQUARE[frm] << U64(8) if us else SQUARE[frm] >> U64(8))
+        elif kind == KNIGHT_T:
+            hits = KNIGHT_ATTACKS[frm] & knight_squares
+        else:
+            hits = ZERO
+            if kind == BISHOP_T or kind == QUEEN_T:
+                hits |= bishop_attacks(frm, occupied) & diagonal
+            if kind == ROOK_T or kind == QUEEN_T:
+                hits |= rook_attacks(frm, occupied) & straight
+        if hits and pins & SQUARE[frm]:
+            hits &= LINE[our_king, frm]
+        while hits:
+            moves[n] = frm | lsb(hits) << 6
+            n += 1
+            hits &= hits - U64(1)
+    return n
+
+
+# -- the root --------------------------------------------------------------------------------
+
+
+@njit
+def root(t, depth, alpha, beta, root_moves, root_scores, count, probe, check_fn):
+    """Search ``count`` root moves to ``depth`` in the window (alpha, beta); moves are tried in the
+    order of ``root_scores`` (the last iteration's, stable), which get this iteration's scores
+    (``-INF`` for a move that failed low). The PV is left in ``t.pv[0]``; the move an unfinished
+    iteration proved best so far in ``PARTIAL_MOVE``/``PARTIAL_SCORE``/``partial_pv``."""
+    # Stable insertion sort, best first.
+    for i in range(1, count):
+        move, score = root_moves[i], root_scores[i]
+        j = i - 1
+        while j >= 0 and root_scores[j] < score:
+            root_moves[j + 1], root_scores[j + 1] = root_moves[j], root_scores[j]
+            j -= 1
+        root_moves[j + 1], root_scores[j + 1] = move, score
+    bb, state = t.bb, t.state
+    t.counters[ROOT_DEPTH] = depth
+    t.pv_length[0] = 0
+    best = -INF
+    line_one = t.counters[MULTIPV_LINE] == 0
+    for i in range(count):
+        move = root_moves[i]
+        make(bb, t.mailbox, state, t.keys, t.undo, move)
+        if i == 0:
+            score = -search(t, depth - 1, -beta, -alpha, FIRST_PLY, YES, YES, ZERO, NO, probe, check_fn)
+        else:
+            score = -search(t, depth - 1, -alpha - 1, -alpha, FIRST_PLY, NO, YES, ZERO, NO, probe, check_fn)
+            if score > alpha and not t.counters[STOPPED]:
+                score = -search(t, depth - 1, -beta, -alpha, FIRST_PLY, YES, YES, ZERO, NO, probe, check_fn)
+        unmake(bb, t.mailbox, state, t.keys, t.undo, move)
+        if t.counters[STOPPED]:
+            break
+        root_scores[i] = score if score > alpha or i == 0 else -INF
+        if score > best:
+            best = score
+            if score > alpha:
+                alpha = score
+                _update_pv(t, 0, move)
+                if line_one and i > 0:
+                    _keep_partial(t, score)
+                if score >= beta:
+                    break
+        if i == 0 and line_one:
+            if t.pv_length[0] == 0:
+                t.pv[0, 0] = move
+                t.pv_length[0] = 1
+            _keep_partial(t, score)
+    return best
+
+
+@njit
+def _keep_partial(t, score):
+    length = t.pv_length[0]
+    t.partial_pv[:length] = t.pv[0, :length]
+    t.partial_pv[length] = 0
+    t.counters[PARTIAL_MOVE] = t.pv[0, 0]
+    t.counters[PARTIAL_SCORE] = score
+
+
+def new_tree(position_arrays: tuple, tt_keys: np.ndarray, tt_data: np.ndarray, history: np.ndarray,
+             weights: np.ndarray, pawn_table: tuple) -> Tree:
+    """A :class:`Tree` over a position's arrays, a TT, a history table and the evaluation's weights."""
+    bb, mailbox, state, keys, undo = position_arrays
+    return Tree(bb, mailbox, state, keys, undo,
+                counters=np.zeros(16, dtype=np.int64), tt_keys=tt_keys, tt_data=tt_data,
+                moves=np.zeros((MAX_PLY + 2, MAX_MOVES), dtype=np.int32),
+                scores=np.zeros((MAX_PLY + 2, MAX_MOVES), dtype=np.int64),
+                kinds=np.zeros((MAX_PLY + 2, MAX_MOVES), dtype=np.int8),
+                killers=np.zeros((MAX_PLY + 2, 2), dtype=np.int32), history=history,
+                pv=np.zeros((MAX_PLY + 2, MAX_PLY + 2), dtype=np.int32),
+                pv_length=np.zeros(MAX_PLY + 2, dtype=np.int64),
+                partial_pv=np.zeros(MAX_PLY + 2, dtype=np.int32),
+                weights=weights, features=np.zeros(weights.shape[0], dtype=np.float64),
+                pawn_keys=pawn_table[0], pawn_values=pawn_table[1])
