@@ -87,7 +87,10 @@ NODES, NEXT_CHECK, STOPPED, SELDEPTH, TBHITS, ROOT_DEPTH, TB_PIECES, PROBE_DEPTH
 
 #: The arrays of a search (see :func:`new_tree`).
 Tree = namedtuple("Tree", "bb mailbox state keys undo counters tt_keys tt_data moves scores kinds killers "
-                          "history pv pv_length partial_pv weights features pawn_keys pawn_values")
+                          "history pv pv_length partial_pv weights features pawn_keys pawn_values "
+                          "eval_keys eval_values gains")
+#: Slots of the evaluation cache (direct-mapped by Zobrist key, like the pawn table by pawns).
+EVAL_CACHE_SIZE = 1 << 16
 
 #: ctypes prototypes of the two Python callbacks.
 PROBE_FUNCTION = ctypes.CFUNCTYPE(ctypes.c_int64, ctypes.c_void_p, ctypes.c_void_p)
@@ -188,7 +191,15 @@ def insufficient_material(bb):
 
 @njit
 def _static(t):
-    return evaluate(t.bb, t.state[TURN], t.weights, t.features, t.pawn_keys, t.pawn_values)
+    """The evaluation of the current position, from a small cache keyed by the Zobrist key."""
+    key = t.keys[t.state[PLY]]
+    slot = key & U64(EVAL_CACHE_SIZE - 1)
+    if t.eval_keys[slot] == key and key:
+        return np.int64(t.eval_values[slot])
+    value = evaluate(t.bb, t.state[TURN], t.weights, t.features, t.pawn_keys, t.pawn_values)
+    t.eval_keys[slot] = key
+    t.eval_values[slot] = value
+    return value
 
 
 @njit
@@ -205,7 +216,7 @@ def see(t, move):
     if kind == PAWN_T and to == t.state[EP] and not victim:
         victim = PAWN_T
         occupied ^= SQUARE[to - 8 if us else to + 8]
-    gains = np.zeros(34, dtype=np.int64)
+    gains = t.gains
     gains[0] = PIECE_VALUE[victim] + (PIECE_VALUE[promotion] - PIECE_VALUE[PAWN_T] if promotion else 0)
     n = 1
     on_square = PIECE_VALUE[promotion if promotion else kind]
@@ -703,4 +714,6 @@ def new_tree(position_arrays: tuple, tt_keys: np.ndarray, tt_data: np.ndarray, h
                 pv_length=np.zeros(MAX_PLY + 2, dtype=np.int64),
                 partial_pv=np.zeros(MAX_PLY + 2, dtype=np.int32),
                 weights=weights, features=np.zeros(weights.shape[0], dtype=np.float64),
-                pawn_keys=pawn_table[0], pawn_values=pawn_table[1])
+                pawn_keys=pawn_table[0], pawn_values=pawn_table[1],
+                eval_keys=np.zeros(EVAL_CACHE_SIZE, dtype=np.uint64),
+                eval_values=np.zeros(EVAL_CACHE_SIZE, dtype=np.int64), gains=np.zeros(34, dtype=np.int64))
