@@ -86,7 +86,7 @@ def test_uciok_at_once_on_a_cold_cache_and_readyok_once_compiled(tmp_path: Path)
         assert chess.Move.from_uci(bestmove.split()[1]) in board.legal_moves
     finally:
         code, stderr = engine.close()
-    assert code == 0, stderr
+    assert code == 0 and "warm-up failed" not in stderr, stderr
     # uciok came before the compilation, which took seconds; readyok after it.
     assert uciok < 2.0, f"uciok after {uciok:.2f} s"
     assert readyok > uciok + 1.0, f"uciok after {uciok:.2f} s, readyok after {readyok:.2f} s"
@@ -120,7 +120,7 @@ def test_unwritable_numba_cache_dir_falls_back(tmp_path: Path) -> None:
         assert chess.Move.from_uci(bestmove.split()[1]) in chess.Board().legal_moves
     finally:
         code, stderr = engine.close()
-    assert code == 0 and "Traceback" not in stderr, stderr
+    assert code == 0 and "Traceback" not in stderr and "warm-up failed" not in stderr, stderr
 
 
 @pytest.mark.skipif(not hasattr(numba.core.config, "CACHE_LOCATOR_CLASSES"),
