@@ -219,14 +219,20 @@ class Searcher:
         self.multipv = multipv
         self._history = np.zeros((2, 4096), dtype=np.int64)
         self._pawn_table = new_pawn_table()
+        self._wdl_cache = core.new_wdl_cache()
+        self._wdl_identity: tuple = ()
         self.nodes = self.tbhits = self.seldepth = 0
-        self.probe_seconds = 0.0  # time spent in tablebase probes called from the tree, last search
+        #: Calls from the tree into the prober in the last search (the others hit the WDL cache), and
+        #: the seconds they took.
+        self.probe_calls = 0
+        self.probe_seconds = 0.0
 
     def clear(self) -> None:
         """Forget everything learnt (UCI ``ucinewgame``)."""
         self.tt.clear()
         self._history[:] = 0
         self._pawn_table = new_pawn_table()
+        self._wdl_cache = core.new_wdl_cache()
 
     # -- public --------------------------------------------------------------
 
@@ -237,19 +243,24 @@ class Searcher:
         self.limits = limits
         self.start = time.monotonic()
         self.nodes = self.tbhits = self.seldepth = 0
-        self.probe_seconds = 0.0
+        self.probe_calls, self.probe_seconds = 0, 0.0
         self._check_every = 1
         self._searched = False  # depth 1 complete: the deadlines apply from now on
         self.tt.new_search()
         self.position = Position(board)
+        tb_pieces = self.prober.max_pieces if self.prober and self.prober.available else 0
+        # Cached WDL results hold for one prober with one probe limit.
+        identity = (id(self.prober), getattr(self.prober, "probe_limit", None), tb_pieces)
+        if identity != self._wdl_identity:
+            self._wdl_cache, self._wdl_identity = core.new_wdl_cache(), identity
         tree = self._tree = core.new_tree(self.position.arrays(), self.tt.keys, self.tt.data, self._history,
-                                          self.evaluator.vector, self._pawn_table)
+                                          self.evaluator.vector, self._pawn_table, self._wdl_cache)
         counters = tree.counters
         counters[core.NEXT_CHECK] = 1
         counters[core.AGE] = self.tt.age
         counters[core.PROBE_DEPTH] = self.probe_depth
         counters[core.RULE50] = int(self.rule50)
-        counters[core.TB_PIECES] = self.prober.max_pieces if self.prober and self.prober.available else 0
+        counters[core.TB_PIECES] = tb_pieces
         # The callbacks live as long as the search (ctypes frees what nobody holds).
         self._probe_callback = core.PROBE_FUNCTION(self._probe)
         self._check_callback = core.CHECK_FUNCTION(self._check)
@@ -354,6 +365,7 @@ class Searcher:
             except NotCoveredError:
                 return -1
             finally:
+                self.probe_calls += 1
                 self.probe_seconds += time.perf_counter() - started
         except Exception:
             return -1

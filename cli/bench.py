@@ -1,4 +1,4 @@
-"""``chess-endgame bench probe|choose|convert|search|perft|startup``: benchmarks that print their figures."""
+"""``chess-endgame bench probe|choose|convert|search|tree-probes|perft|startup``: benchmarks printing figures."""
 
 from __future__ import annotations
 
@@ -15,7 +15,7 @@ from chess_endgame.bench.features import bench_features
 from chess_endgame.bench.perft import POSITIONS as PERFT_POSITIONS
 from chess_endgame.bench.perft import PerftRow, bench_perft, warm_up
 from chess_endgame.bench.probe import REVIEW_PASSES, WORKLOADS, Rate, bench_probe
-from chess_endgame.bench.search import POSITIONS, SearchRow, bench_search
+from chess_endgame.bench.search import POSITIONS, TREE_PROBE_MATERIALS, SearchRow, bench_search, bench_tree_probes
 from chess_endgame.bench.startup import GO_DEPTH, GO_FEN, StartupRun, bench_startup, engine_command
 from chess_endgame.tablebase import resolve_path
 from chess_endgame.timeman import RANKING_MS
@@ -178,6 +178,31 @@ def search(depth: int | None, movetime: int | None, repeat: int) -> None:
     cpu = sum(r.cpu_seconds for r in rows)
     click.echo(f"{'total':<34}{'':>12}{nodes:>10}{cpu:>8.2f}{nodes / cpu:>13,.0f}")
     click.echo(f"signature: {nodes}" if movetime is None else "signature: n/a (time-limited run)")
+
+
+@bench.command("tree-probes")
+@syzygy_path_option
+@click.option("--positions", default=20, show_default=True, type=click.IntRange(1, 10000),
+              help="Random six-piece positions searched.")
+@click.option("--depth", default=8, show_default=True, type=click.IntRange(1, 64), metavar="PLIES",
+              help="Depth of each search, in plies.")
+@click.option("--seed", default=1, show_default=True, type=int, help=SEED_HELP)
+@user_errors
+def tree_probes(syzygy_path: str | None, positions: int, depth: int, seed: int) -> None:
+    """What a tablebase probe from inside the compiled tree costs: the callback into Python builds a
+    python-chess board from the tree's arrays and asks the prober (WDL, after zeroing moves); results
+    are kept in the tree's WDL cache. The first search compiles and is not counted."""
+    from chess_endgame.tablebase import Prober
+
+    prober = Prober(_tables(syzygy_path))
+    with _bar(positions, "tree-probes", "pos") as bar:
+        run = bench_tree_probes(prober, positions=positions, depth=depth, seed=seed,
+                                on_position=lambda: bar.update(1))
+    click.echo(f"{run.positions} positions ({', '.join(TREE_PROBE_MATERIALS)}, seed {seed}) to depth {depth}: "
+               f"{run.nodes} nodes in {run.cpu_seconds:.2f} CPU s ({run.nodes / run.cpu_seconds:,.0f} nodes/cpu-s)")
+    click.echo(f"{run.probes} probes from the tree, {run.calls} of them calls into Python (the rest from the "
+               f"tree's WDL cache): {run.probe_seconds:.3f} s in the callback, {run.us_per_call:.1f} us a call, "
+               f"{100 * run.probe_seconds / run.cpu_seconds:.1f}% of the search")
 
 
 @bench.command("features")

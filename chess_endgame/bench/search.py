@@ -91,3 +91,51 @@ def bench_search(*, depth: int | None = None, movetime: int | None = None, repea
         if on_row:
             on_row(best)
     return rows
+
+
+@dataclass
+class TreeProbeRun:
+    """Tablebase probes made from inside the compiled tree: how many, and what they cost."""
+
+    positions: int
+    nodes: int
+    probes: int        # tablebase hits in the tree
+    calls: int         # of them, calls into Python (the rest came from the tree's WDL cache)
+    cpu_seconds: float
+    probe_seconds: float  # wall time spent in the Python probe callback (board built from arrays + prober)
+
+    @property
+    def us_per_call(self) -> float:
+        return 1e6 * self.probe_seconds / self.calls if self.calls else float("nan")
+
+
+#: Six-piece materials whose captures fall into the shared five-piece tables.
+TREE_PROBE_MATERIALS = ("KRPPvKR", "KQPvKQ", "KRPvKBP", "KBPPvKB")
+
+
+def bench_tree_probes(prober, *, positions: int = 20, depth: int = 8, seed: int = 1,
+                      on_position: Callable[[], None] | None = None) -> TreeProbeRun:
+    """Search random six-piece positions to ``depth`` with WDL probes inside the tree (the player's
+    settings: probes after zeroing moves) and time the probe callback from compiled code. A first
+    search, not counted, compiles the code (or loads numba's cache)."""
+    import random
+
+    from ..sampling import random_position
+
+    rng = random.Random(seed)
+    Searcher(prober=prober).search(chess.Board("8/8/8/4k3/R7/5PP1/6K1/r7 w - - 0 1"), Limits(depth=2))  # compiles
+    run = TreeProbeRun(0, 0, 0, 0, 0.0, 0.0)
+    for i in range(positions):
+        board = random_position(TREE_PROBE_MATERIALS[i % len(TREE_PROBE_MATERIALS)], rng)
+        searcher = Searcher(prober=prober)
+        start = time.process_time()
+        result = searcher.search(board, Limits(depth=depth))
+        run.cpu_seconds += time.process_time() - start
+        run.positions += 1
+        run.nodes += result.nodes
+        run.probes += result.tbhits
+        run.calls += searcher.probe_calls
+        run.probe_seconds += searcher.probe_seconds
+        if on_position:
+            on_position()
+    return run
