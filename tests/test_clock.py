@@ -63,11 +63,14 @@ def test_depth_one_is_always_finished_before_a_deadline() -> None:
         result = Searcher().search(board, clock_limits(time_left))
         # Depth 1 complete: its score stands (a deeper, unfinished iteration may still change the move).
         assert result.depth >= 1 and result.bound is None and result.score is not None, time_left
-    # A deadline already past, and a move time of 1 ms: still a full depth 1.
+    # A deadline already past, and a move time of 1 ms: still a full depth 1 (the compiled search may
+    # also get into depth 2 within the millisecond and play a move that iteration proved better).
     now = time.monotonic()
     for limits in (Limits(deadline=now - 1, soft_deadline=now - 1), Limits(movetime=1)):
         result = Searcher().search(board, limits)
-        assert result.depth == 1 and result.best_move == searched.best_move
+        assert result.depth >= 1 and result.score is not None and result.best_move in board.legal_moves
+        if result.depth == 1:
+            assert result.lines[0][1][0] == searched.best_move  # depth 1 itself is the same search
 
 
 def test_the_clock_itself_is_never_overrun() -> None:
