@@ -20,9 +20,11 @@ and, every quarter millisecond or so, to ask whether to stop.
 
 from __future__ import annotations
 
+import contextlib
+import signal
 import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 
 import chess
@@ -244,6 +246,7 @@ class Searcher:
         self.start = time.monotonic()
         self.nodes = self.tbhits = self.seldepth = 0
         self.probe_calls, self.probe_seconds = 0, 0.0
+        self._raised: BaseException | None = None  # raised inside a callback, raised again after it
         self._check_every = 1
         self._searched = False  # depth 1 complete: the deadlines apply from now on
         self.tt.new_search()
@@ -318,7 +321,12 @@ class Searcher:
     # -- callbacks from the compiled tree -------------------------------------------
 
     def _check(self, nodes: int) -> int:
-        """Nodes until the next call, or -1: stop now."""
+        """Nodes until the next call, or -1: stop now.
+
+        An exception cannot cross compiled code: one raised here (Ctrl-C's KeyboardInterrupt among
+        them) stops the search and is raised again when the compiled call has returned."""
+        if self._raised is not None:
+            return -1
         try:
             limits = self.limits
             if limits.stop.is_set():
@@ -341,11 +349,13 @@ class Searcher:
             if limits.nodes is not None:
                 wait = min(wait, limits.nodes - nodes)
             return wait
-        except Exception:  # an exception cannot cross into compiled code: stop the search instead
+        except BaseException as exc:  # noqa: BLE001 - kept and raised again after the compiled call
+            self._raised = exc
             return -1
 
     def _probe(self, bb_address: int, state_address: int) -> int:
-        """WDL + 2 of the tree's current position (0 = loss .. 4 = win), -1 when no table has it."""
+        """WDL + 2 of the tree's current position (0 = loss .. 4 = win), -1 when no table has it, -2 when
+        the probe raised (kept for the caller of the compiled search)."""
         try:
             started = time.perf_counter()
             position = self.position
@@ -367,8 +377,9 @@ class Searcher:
             finally:
                 self.probe_calls += 1
                 self.probe_seconds += time.perf_counter() - started
-        except Exception:
-            return -1
+        except BaseException as exc:  # noqa: BLE001 - the next check stops the search and raises it again
+            self._raised = exc
+            return -2
 
     # -- iterations ------------------------------------------------------------------
 
@@ -383,14 +394,37 @@ class Searcher:
 
     def _root(self, depth: int, alpha: int, beta: int, moves: np.ndarray, scores: np.ndarray) -> int:
         """One pass over the root moves (compiled, without the GIL); raises :exc:`_Stop` when stopped."""
-        value = core.root(self._tree, depth, alpha, beta, moves, scores, len(moves), self._probe_callback,
-                          self._check_callback)
+        with self._ctrl_c_as_stop():
+            value = core.root(self._tree, depth, alpha, beta, moves, scores, len(moves), self._probe_callback,
+                              self._check_callback)
+        if self._raised is not None:
+            raised, self._raised = self._raised, None
+            raise raised
         for move, score in zip(moves.tolist(), scores.tolist(), strict=True):
             self._root_scores[move] = score
         self._sync()
         if self._tree.counters[core.STOPPED]:
             raise _Stop
         return int(value)
+
+    @contextlib.contextmanager
+    def _ctrl_c_as_stop(self) -> Iterator[None]:
+        """In the main thread, Ctrl-C (SIGINT with Python's default handler) during the compiled call
+        stops the search and raises KeyboardInterrupt once it has returned. Python's handler itself
+        would raise inside a callback, where ctypes reports the exception and drops it."""
+        if threading.current_thread() is not threading.main_thread() or \
+                signal.getsignal(signal.SIGINT) is not signal.default_int_handler:
+            yield
+            return
+
+        def handler(signum: int, frame: object) -> None:
+            self._raised = self._raised or KeyboardInterrupt()
+
+        signal.signal(signal.SIGINT, handler)
+        try:
+            yield
+        finally:
+            signal.signal(signal.SIGINT, signal.default_int_handler)
 
     def _aspiration(self, depth: int, previous: int | None, moves: list[int],
                     on_info: Callable[[Info], None] | None, multipv: int) -> tuple[int, list[int]]:

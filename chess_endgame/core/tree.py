@@ -6,7 +6,8 @@ array the search works in; :func:`root` searches the root moves once (one aspira
 one iteration) and :mod:`chess_endgame.search` drives the iterations around it.
 
 Two Python functions are called from compiled code, through ctypes: ``probe`` (a WDL probe of the
-position in ``bb``/``state``: 0..4 for loss..win, -1 when no table covers it) and ``check`` (every
+position in ``bb``/``state``: 0..4 for loss..win, -1 when no table covers it, -2 when the call
+failed) and ``check`` (every
 so many nodes: how many nodes until the next call, or -1 to stop). Everything between runs
 without the GIL.
 """
@@ -213,6 +214,8 @@ def _probe_wdl(t, probe):
     if t.wdl_keys[slot] == key and key:
         return t.wdl_values[slot]
     wdl = probe(t.bb.ctypes.data, t.state.ctypes.data)
+    if wdl < -1:
+        return -1  # the call failed (the search is stopping): nothing to keep
     t.wdl_keys[slot] = key
     t.wdl_values[slot] = wdl
     return wdl
