@@ -176,6 +176,7 @@ class UciEngine:
         waits for it."""
         self.out = output or sys.stdout
         self._warmed = warmed
+        self._readyok_pending: list[threading.Thread] = []
         self._write_lock = threading.Lock()
         self.options = {o.name.lower(): o for o in options()}
         self.values = {o.name.lower(): o.default for o in self.options.values()}
@@ -203,6 +204,8 @@ class UciEngine:
         while True:
             line = stream.readline()
             if not line:
+                for waiting in self._readyok_pending:  # end of input: answer every isready read (quit does not)
+                    waiting.join()
                 break
             try:
                 if not self.handle(line):
@@ -250,7 +253,9 @@ class UciEngine:
             warmed.wait()
             self.send("readyok")
 
-        threading.Thread(target=when_warm, name="readyok", daemon=True).start()
+        waiting = threading.Thread(target=when_warm, name="readyok", daemon=True)
+        self._readyok_pending.append(waiting)
+        waiting.start()
 
     def _debug(self, args: list[str]) -> None:
         self.debug = bool(args) and args[0] == "on"

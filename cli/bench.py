@@ -271,7 +271,7 @@ def perft(repeat: int) -> None:
 
 @bench.command("startup")
 @click.option("--runs", default=1, show_default=True, type=click.IntRange(1, 20),
-              help="Rounds of the three start-ups (each round on a new empty cache).")
+              help="Runs of the three start-ups (each run on a new empty cache).")
 @user_errors
 def startup(runs: int) -> None:
     """Seconds from starting chess-endgame-uci to uciok and to readyok, and of the first go, on an empty
