@@ -9,7 +9,8 @@ Layout (all numpy arrays, so compiled functions take them as arguments):
 - ``state``: ``int64[...]`` (see the ``TURN``, ``CASTLING``, ... indices);
 - ``keys``: ``uint64[STACK]``, the Zobrist key (python-chess's Polyglot key) of every position
   from the oldest game position kept to the current one (``keys[state[PLY]]``);
-- ``undo``: ``int64[STACK, 4]``, what a move cannot give back by itself.
+- ``undo``: ``int64[STACK, 5]``, what a move cannot give back by itself (captured piece, castling
+  rights, en passant square, halfmove clock, plies since the last null move).
 
 Moves are ints: ``from | to << 6 | promotion << 12`` (python-chess piece types); castling is
 the king's two-square move.
@@ -21,8 +22,7 @@ import chess
 import chess.polyglot
 import numpy as np
 
-from .bits import (BETWEEN, KING, KNIGHT, LINE, PAWN, SQUARE, ZERO, U64, bishop_attacks, lsb, popcount,
-                   rook_attacks)
+from .bits import BETWEEN, KING, KNIGHT, LINE, PAWN, SQUARE, U64, ZERO, bishop_attacks, lsb, rook_attacks
 from .jit import njit
 
 PAWN_T, KNIGHT_T, BISHOP_T, ROOK_T, QUEEN_T, KING_T = 1, 2, 3, 4, 5, 6
