@@ -167,7 +167,8 @@ def test_an_engine_that_dies_on_an_actor_is_restarted_and_the_position_retried(a
 
 def test_ctrl_c_on_the_cluster_writes_the_partial_report(address: str, tmp_path: Path) -> None:
     out = tmp_path / "partial.json"
-    proc = subprocess.Popen([EXECUTABLE, "suite", *SUITE, "--depth", "10", "--cluster", address, "--output",
+    # A fixed time a position (the compiled search runs depth 10 through the whole suite in about a second).
+    proc = subprocess.Popen([EXECUTABLE, "suite", *SUITE, "--movetime", "300", "--cluster", address, "--output",
                              str(out)], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     try:
         start = time.monotonic()

@@ -38,8 +38,11 @@ class Pipe:
             self.lines.put((time.monotonic(), line.rstrip("\n")))
 
     def handshake(self) -> Pipe:
+        """uci, then isready as GUIs send it: readyok comes once the compiled search core is loaded."""
         self.send("uci")
         self.expect("uciok")
+        self.send("isready")
+        self.expect("readyok", 120)
         return self
 
     def send(self, line: str) -> None:
