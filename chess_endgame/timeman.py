@@ -11,6 +11,9 @@ from dataclasses import dataclass
 
 #: Moves assumed left in the game when the GUI does not say (sudden death / increment).
 DEFAULT_MOVES_TO_GO = 30
+#: Searched moves assumed left for a position ``n`` pieces beyond the tables' reach: a few moves
+#: for each piece still to be traded, after which the tables answer at once (see :func:`moves_left`).
+MOVES_PER_PIECE_BEYOND_TABLES, MOVES_BEYOND_TABLES_MIN = 3, 8
 #: The engine's own latency between the deadline and the bestmove reaching the GUI (Python
 #: threads, the final info line), kept back on top of Move Overhead.
 LATENCY_MS = 10
@@ -36,18 +39,19 @@ class Budget:
     clock: int
 
 
-def budget(time_left: int, increment: int = 0, moves_to_go: int | None = None, overhead: int = 10) -> Budget:
+def budget(time_left: int, increment: int = 0, moves_to_go: int | None = None, overhead: int = 10,
+           horizon: int = DEFAULT_MOVES_TO_GO) -> Budget:
     """The budget for one move with ``time_left`` on our clock.
 
     ``moves_to_go`` counts the moves to the next time control (UCI
     ``movestogo``), including this one; without it a sudden-death game is
-    assumed to last :data:`DEFAULT_MOVES_TO_GO` more moves, and the increment
-    is spent almost fully.
+    assumed to need ``horizon`` more searched moves (:func:`moves_left`), and
+    the increment is spent almost fully.
     """
     time_left = max(0, time_left)
     increment = max(0, increment)
     overhead = max(0, overhead)
-    moves = min(moves_to_go, 50) if moves_to_go is not None and moves_to_go > 0 else DEFAULT_MOVES_TO_GO
+    moves = min(moves_to_go, 50) if moves_to_go is not None and moves_to_go > 0 else max(1, horizon)
     # Like Stockfish, the overhead is paid on every move still to come and the increment earned on
     # each; but that reserve never takes more than half the clock, so the budget shrinks with the
     # time left instead of collapsing to nothing while seconds remain.
@@ -62,6 +66,17 @@ def budget(time_left: int, increment: int = 0, moves_to_go: int | None = None, o
     hard = max(1.0, min(hard, time_left - 2 * overhead - LATENCY_MS))
     soft = max(1.0, min(soft, hard))
     return Budget(int(soft), int(hard), int(clock))
+
+
+def moves_left(pieces: int, table_pieces: int) -> int:
+    """Moves still to be searched in a sudden-death game: the tables answer instantly once they cover
+    the position, so with ``pieces`` on the board and tables of ``table_pieces`` (0: none) the search
+    plans for :data:`MOVES_BEYOND_TABLES_MIN` plus :data:`MOVES_PER_PIECE_BEYOND_TABLES` a piece beyond
+    them, never more than :data:`DEFAULT_MOVES_TO_GO`."""
+    if table_pieces <= 0:
+        return DEFAULT_MOVES_TO_GO
+    beyond = max(0, pieces - table_pieces)
+    return min(DEFAULT_MOVES_TO_GO, MOVES_BEYOND_TABLES_MIN + MOVES_PER_PIECE_BEYOND_TABLES * beyond)
 
 
 def ranking_deadline(start: float, deadline: float | None, clock_deadline: float | None) -> float | None:

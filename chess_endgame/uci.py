@@ -29,7 +29,7 @@ from .position import PositionError, parse_position
 from .remote import RemoteProber, default_cache_path
 from .search import MAX_PLY, Info, Limits, Score
 from .tablebase import Prober, resolve_path, scan
-from .timeman import budget
+from .timeman import budget, moves_left
 
 ENGINE_NAME = f"chess-endgame {__version__}"
 AUTHOR = "the chess-endgame developers"
@@ -460,7 +460,9 @@ class UciEngine:
         budget_ms = None
         if clock is not None and not infinite:
             inc = numbers.get("winc" if self.board.turn == chess.WHITE else "binc", 0)
-            b = budget(clock, inc, numbers.get("movestogo"), overhead)
+            horizon = moves_left(chess.popcount(self.board.occupied), self.player.prober.max_pieces
+                                 if self.player.prober.available else 0)
+            b = budget(clock, inc, numbers.get("movestogo"), overhead, horizon)
             budget_ms = (b.soft, b.hard, b.clock)
             if not ponder:
                 now = time.monotonic()

@@ -177,3 +177,15 @@ def test_value_from_tt_downgrades_unreachable_mates_and_tb_scores() -> None:
     assert _from_tt(stored, 2, 80) == TB_WIN - 12
     assert _from_tt(stored, 2, 91) == TB_BOUND - 1
     assert _from_tt(-stored, 2, 91) == -TB_BOUND + 1
+
+
+def test_the_time_budget_plans_for_the_moves_left_before_the_tables() -> None:
+    from chess_endgame.timeman import DEFAULT_MOVES_TO_GO, moves_left
+
+    assert moves_left(32, 0) == DEFAULT_MOVES_TO_GO  # no tables: the usual horizon
+    assert moves_left(20, 5) == DEFAULT_MOVES_TO_GO
+    assert moves_left(6, 5) < moves_left(8, 5) < moves_left(10, 5) <= DEFAULT_MOVES_TO_GO
+    assert moves_left(8, 7) == moves_left(6, 5)  # what counts is the distance to the tables' reach
+    near, far = budget(10_000, 100, horizon=moves_left(6, 5)), budget(10_000, 100, horizon=moves_left(14, 5))
+    assert near.soft > far.soft and near.hard <= 10_000 / 4 and near.clock == far.clock
+    assert budget(10_000, 100, moves_to_go=20, horizon=5) == budget(10_000, 100, moves_to_go=20)  # the GUI says
