@@ -65,7 +65,7 @@ def _line(rng: random.Random) -> str:
 def test_uci_fuzz(syzygy_path: str) -> None:
     rng = random.Random(20261123)
     pipe = Pipe().handshake()
-    gos = readies = 0
+    gos, readies = 0, 1  # the handshake's own isready
     try:
         pipe.send(f"setoption name SyzygyPath value {syzygy_path}")
         for n in range(1, LINES + 1):
