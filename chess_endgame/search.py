@@ -304,8 +304,8 @@ class Searcher:
         except _Stop:
             if counters[core.PARTIAL_MOVE]:
                 # The unfinished iteration already proved a move at least as good: play it.
-                partial = tree.partial_pv
-                length = int(np.argmin(partial != 0)) if partial[-1] == 0 else len(partial)
+                partial = tree.partial_pv  # the PV, ended by a 0
+                length = int(np.flatnonzero(partial == 0)[0])
                 result.best_move = decode(counters[core.PARTIAL_MOVE])
                 result.pv = [decode(c) for c in partial[:length]] or [result.best_move]
                 result.ponder_move = result.pv[1] if len(result.pv) > 1 else None
