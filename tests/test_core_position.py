@@ -14,6 +14,7 @@ import chess.polyglot
 import numpy as np
 import pytest
 
+from chess_endgame.bench.perft import python_perft
 from chess_endgame.core import position as core
 from chess_endgame.sampling import random_position
 
@@ -69,17 +70,6 @@ ENDGAMES = ("KPvK", "KPPvKP", "KRPvKR", "KQvKR", "KRPPvKRP", "KBNPvKNP", "KQPvKQ
 #: Openings and middlegames of the random games (castling rights, en passant).
 STARTS = (chess.STARTING_FEN, PERFT[1][0], PERFT[3][0], PERFT[5][0], PERFT[6][0],
           "rnbqkbnr/pp1p1ppp/8/2pPp3/8/8/PPP1PPPP/RNBQKBNR w KQkq c6 0 3")
-
-
-def python_perft(board: chess.Board, depth: int) -> int:
-    if depth == 1:
-        return board.legal_moves.count()
-    total = 0
-    for move in board.legal_moves:
-        board.push(move)
-        total += python_perft(board, depth - 1)
-        board.pop()
-    return total
 
 
 def encode(move: chess.Move) -> int:

@@ -68,26 +68,17 @@ def perft_full(bb, mailbox, state, keys, undo, depth, buffer):
     return total
 
 
-def python_bulk(board: chess.Board, depth: int) -> int:
-    """python-chess's perft, the moves at the last ply counted (``legal_moves.count()``)."""
-    if depth <= 1:
+def python_perft(board: chess.Board, depth: int, bulk: bool = True) -> int:
+    """python-chess's perft: with ``bulk`` the moves at the last ply are counted
+    (``legal_moves.count()``), without it every leaf is pushed and popped."""
+    if depth == 0:
+        return 1
+    if bulk and depth == 1:
         return board.legal_moves.count()
     total = 0
     for move in board.legal_moves:
         board.push(move)
-        total += python_bulk(board, depth - 1)
-        board.pop()
-    return total
-
-
-def python_full(board: chess.Board, depth: int) -> int:
-    """python-chess's perft, every leaf pushed and popped."""
-    if depth == 0:
-        return 1
-    total = 0
-    for move in board.legal_moves:
-        board.push(move)
-        total += python_full(board, depth - 1)
+        total += python_perft(board, depth - 1, bulk)
         board.pop()
     return total
 
@@ -148,8 +139,8 @@ def bench_perft(repeat: int = 3, on_row: Callable[[PerftRow], None] | None = Non
     for p in POSITIONS:
         row = PerftRow(p, _compiled(p.fen, core.perft, p.depth, repeat),
                        _compiled(p.fen, perft_full, p.depth, repeat),
-                       _timed(lambda: python_bulk(chess.Board(p.fen), p.python_depth), 1),  # noqa: B023
-                       _timed(lambda: python_full(chess.Board(p.fen), p.python_depth), 1), [])  # noqa: B023
+                       _timed(lambda: python_perft(chess.Board(p.fen), p.python_depth), 1),  # noqa: B023
+                       _timed(lambda: python_perft(chess.Board(p.fen), p.python_depth, bulk=False), 1), [])  # noqa: B023
         expected, python_expected = p.counts[p.depth - 1], p.counts[p.python_depth - 1]
         checks = [("compiled bulk", row.bulk.nodes, expected), ("compiled full", row.full.nodes, expected),
                   ("python-chess bulk", row.python_bulk.nodes, python_expected),

@@ -214,6 +214,12 @@ def _toggle(bb, mailbox, piece, square):
 
 
 @njit
+def _castling_rook(frm, to):
+    """(from, to) of the rook when the king castles from ``frm`` to ``to``."""
+    return (to + 1, to - 1) if to > frm else (to - 2, to + 1)
+
+
+@njit
 def make(bb, mailbox, state, keys, undo, move):
     """Play a legal ``move``."""
     p = state[PLY]
@@ -257,8 +263,7 @@ def make(bb, mailbox, state, keys, undo, move):
             mailbox[to] = promoted
             key ^= Z_PIECE[piece, to] ^ Z_PIECE[promoted, to]
     elif kind == KING_T and (to - frm == 2 or frm - to == 2):
-        rook_from = to + 1 if to > frm else to - 2
-        rook_to = to - 1 if to > frm else to + 1
+        rook_from, rook_to = _castling_rook(frm, to)
         rook = mailbox[rook_from]
         _toggle(bb, mailbox, rook, rook_from)
         _toggle(bb, mailbox, rook, rook_to)
@@ -303,8 +308,7 @@ def unmake(bb, mailbox, state, keys, undo, move):
         _toggle(bb, mailbox, victim, victim_square)
         mailbox[victim_square] = victim
     elif kind == KING_T and (to - frm == 2 or frm - to == 2):
-        rook_from = to + 1 if to > frm else to - 2
-        rook_to = to - 1 if to > frm else to + 1
+        rook_from, rook_to = _castling_rook(frm, to)
         rook = mailbox[rook_to]
         _toggle(bb, mailbox, rook, rook_to)
         _toggle(bb, mailbox, rook, rook_from)
