@@ -223,11 +223,17 @@ class Searcher:
         self._pawn_table = new_pawn_table()
         self._wdl_cache = core.new_wdl_cache()
         self._wdl_identity: tuple = ()
+        #: The board of the search and the tree's arrays, kept from one search to the next (rebuilt
+        #: when the TT, the weights or a cache is replaced).
+        self.position = Position()
+        self._tree: core.Tree | None = None
+        self._tree_inputs: tuple = ()
         self.nodes = self.tbhits = self.seldepth = 0
         #: Calls from the tree into the prober in the last search (the others hit the WDL cache), and
         #: the seconds they took.
         self.probe_calls = 0
         self.probe_seconds = 0.0
+        self._new_search_tree()  # allocated here, like the TT, not in the first search
 
     def clear(self) -> None:
         """Forget everything learnt (UCI ``ucinewgame``)."""
@@ -235,6 +241,8 @@ class Searcher:
         self._history[:] = 0
         self._pawn_table = new_pawn_table()
         self._wdl_cache = core.new_wdl_cache()
+        if self._tree is not None:
+            self._tree.eval_keys[:] = 0
 
     # -- public --------------------------------------------------------------
 
@@ -250,14 +258,13 @@ class Searcher:
         self._check_every = 1
         self._searched = False  # depth 1 complete: the deadlines apply from now on
         self.tt.new_search()
-        self.position = Position(board)
+        self.position.load(board)
         tb_pieces = self.prober.max_pieces if self.prober and self.prober.available else 0
         # Cached WDL results hold for one prober with one probe limit.
         identity = (id(self.prober), getattr(self.prober, "probe_limit", None), tb_pieces)
         if identity != self._wdl_identity:
             self._wdl_cache, self._wdl_identity = core.new_wdl_cache(), identity
-        tree = self._tree = core.new_tree(self.position.arrays(), self.tt.keys, self.tt.data, self._history,
-                                          self.evaluator.vector, self._pawn_table, self._wdl_cache)
+        tree = self._new_search_tree()
         counters = tree.counters
         counters[core.NEXT_CHECK] = 1
         counters[core.AGE] = self.tt.age
@@ -279,44 +286,63 @@ class Searcher:
         result.best_move = decode(root_moves[0])
         self._root_scores = dict.fromkeys(root_moves, 0)
         previous = 0
-        try:
-            for depth in range(1, min(limits.depth or MAX_PLY, MAX_PLY) + 1):
-                lines = []
-                excluded: set[int] = set()
-                for line in range(min(self.multipv, len(root_moves))):
-                    counters[core.MULTIPV_LINE] = line
-                    moves = [m for m in root_moves if m not in excluded]
-                    score, moves = self._aspiration(depth, previous if line == 0 else None, moves, on_info, line + 1)
-                    pv_codes = self._pv() or moves[:1]
-                    pv = [decode(c) for c in pv_codes]
-                    lines.append((Score.from_value(score), pv))
-                    excluded.add(pv_codes[0])
-                    if line == 0:
-                        previous = score
-                        result.best_move, result.score, result.pv = pv[0], Score.from_value(score), pv
-                        result.ponder_move = pv[1] if len(pv) > 1 else None
-                    if on_info:
-                        on_info(self._info(depth, score, pv, line + 1))
-                result.depth, result.lines = depth, lines
-                self._searched = True
-                if self._done_after_iteration(depth, previous, len(root_moves)):
-                    break
-        except _Stop:
-            if counters[core.PARTIAL_MOVE]:
-                # The unfinished iteration already proved a move at least as good: play it.
-                partial = tree.partial_pv  # the PV, ended by a 0
-                length = int(np.flatnonzero(partial == 0)[0])
-                result.best_move = decode(counters[core.PARTIAL_MOVE])
-                result.pv = [decode(c) for c in partial[:length]] or [result.best_move]
-                result.ponder_move = result.pv[1] if len(result.pv) > 1 else None
-                if not result.depth:  # no iteration complete: the partial one's score, as a bound
-                    result.score = Score.from_value(int(counters[core.PARTIAL_SCORE]))
-                    result.bound = "lowerbound"
+        with self._ctrl_c_as_stop():
+            try:
+                for depth in range(1, min(limits.depth or MAX_PLY, MAX_PLY) + 1):
+                    lines = []
+                    excluded: set[int] = set()
+                    for line in range(min(self.multipv, len(root_moves))):
+                        counters[core.MULTIPV_LINE] = line
+                        moves = [m for m in root_moves if m not in excluded]
+                        score, moves = self._aspiration(depth, previous if line == 0 else None, moves, on_info,
+                                                        line + 1)
+                        pv_codes = self._pv() or moves[:1]
+                        pv = [decode(c) for c in pv_codes]
+                        lines.append((Score.from_value(score), pv))
+                        excluded.add(pv_codes[0])
+                        if line == 0:
+                            previous = score
+                            result.best_move, result.score, result.pv = pv[0], Score.from_value(score), pv
+                            result.ponder_move = pv[1] if len(pv) > 1 else None
+                        if on_info:
+                            on_info(self._info(depth, score, pv, line + 1))
+                    result.depth, result.lines = depth, lines
+                    self._searched = True
+                    if self._done_after_iteration(depth, previous, len(root_moves)):
+                        break
+            except _Stop:
+                if counters[core.PARTIAL_MOVE]:
+                    # The unfinished iteration already proved a move at least as good: play it.
+                    partial = tree.partial_pv  # the PV, ended by a 0
+                    length = int(np.flatnonzero(partial == 0)[0])
+                    result.best_move = decode(counters[core.PARTIAL_MOVE])
+                    result.pv = [decode(c) for c in partial[:length]] or [result.best_move]
+                    result.ponder_move = result.pv[1] if len(result.pv) > 1 else None
+                    if not result.depth:  # no iteration complete: the partial one's score, as a bound
+                        result.score = Score.from_value(int(counters[core.PARTIAL_SCORE]))
+                        result.bound = "lowerbound"
+        if self._raised is not None:  # Ctrl-C between two compiled calls
+            raise self._raised
         self._sync()
         result.seldepth = self.seldepth
         result.nodes, result.tbhits = self.nodes, self.tbhits
         result.time_ms = int((time.monotonic() - self.start) * 1000)
         return result
+
+    def _new_search_tree(self) -> core.Tree:
+        """The tree's arrays, ready for a new search: made once, again only when an array it shares
+        (the TT, the history, the weights, the pawn table, the WDL cache) was replaced. Its
+        evaluation cache is kept (it holds for the same weights)."""
+        inputs = (self.tt.keys, self.tt.data, self._history, self.evaluator.vector, *self._pawn_table,
+                  *self._wdl_cache)
+        tree = self._tree
+        if tree is None or any(a is not b for a, b in zip(inputs, self._tree_inputs, strict=True)):
+            tree = self._tree = core.new_tree(self.position.arrays(), self.tt.keys, self.tt.data, self._history,
+                                              self.evaluator.vector, self._pawn_table, self._wdl_cache)
+            self._tree_inputs = inputs
+        for array in (tree.counters, tree.killers, tree.pv_length, tree.partial_pv):
+            array[:] = 0
+        return tree
 
     # -- callbacks from the compiled tree -------------------------------------------
 
@@ -394,9 +420,8 @@ class Searcher:
 
     def _root(self, depth: int, alpha: int, beta: int, moves: np.ndarray, scores: np.ndarray) -> int:
         """One pass over the root moves (compiled, without the GIL); raises :exc:`_Stop` when stopped."""
-        with self._ctrl_c_as_stop():
-            value = core.root(self._tree, depth, alpha, beta, moves, scores, len(moves), self._probe_callback,
-                              self._check_callback)
+        value = core.root(self._tree, depth, alpha, beta, moves, scores, len(moves), self._probe_callback,
+                          self._check_callback)
         if self._raised is not None:
             raised, self._raised = self._raised, None
             raise raised
@@ -409,9 +434,10 @@ class Searcher:
 
     @contextlib.contextmanager
     def _ctrl_c_as_stop(self) -> Iterator[None]:
-        """In the main thread, Ctrl-C (SIGINT with Python's default handler) during the compiled call
-        stops the search and raises KeyboardInterrupt once it has returned. Python's handler itself
-        would raise inside a callback, where ctypes reports the exception and drops it."""
+        """In the main thread, Ctrl-C (SIGINT with Python's default handler) during the search stops it
+        and raises KeyboardInterrupt once the compiled call has returned (or at once between two calls).
+        Python's handler itself would raise inside a callback, where ctypes reports the exception and
+        drops it."""
         if threading.current_thread() is not threading.main_thread() or \
                 signal.getsignal(signal.SIGINT) is not signal.default_int_handler:
             yield

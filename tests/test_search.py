@@ -145,6 +145,25 @@ def test_transposition_table_respects_its_size() -> None:
     assert 0 <= tt.hashfull() <= 1000
 
 
+def test_one_searcher_searches_again_after_its_table_is_resized_or_cleared() -> None:
+    """The tree's arrays are kept between searches and rebuilt when the TT is replaced: every search of
+    one searcher, cleared, gives what a fresh searcher gives at a fixed depth, and fills the table it
+    now has."""
+    fens = ["8/k7/3p4/p2P1p2/P2P1P2/8/8/K7 w - - 0 1", "8/5pk1/6p1/8/3R4/6P1/5PK1/4r3 w - - 0 1"]
+    fresh = {mb: [Searcher(hash_mb=mb).search(chess.Board(fen), Limits(depth=7)) for fen in fens] for mb in (1, 16)}
+    searcher = Searcher(hash_mb=16)
+    for mb in (16, 1, 1):
+        if searcher.tt.size != TranspositionTable.slots_for(mb):
+            searcher.tt.resize(mb)
+        for fen, expected in zip(fens, fresh[mb], strict=True):
+            searcher.clear()  # what a search learns (TT, history, caches) changes the next one's nodes
+            result = searcher.search(chess.Board(fen), Limits(depth=7))
+            assert (result.best_move, result.score, result.nodes) == \
+                (expected.best_move, expected.score, expected.nodes), (fen, mb)
+        assert searcher.tt.size == TranspositionTable.slots_for(mb)
+        assert searcher.tt.hashfull() > 0
+
+
 def test_repetition_in_the_game_history_is_a_draw() -> None:
     board = chess.Board("8/8/8/4k3/8/8/4K3/4R3 w - - 0 1")
     fresh = Searcher().search(board, Limits(depth=3, searchmoves=[chess.Move.from_uci("e2d2")]))

@@ -71,22 +71,29 @@ def bitboards(board: chess.Board) -> np.ndarray:
 class Position:
     """The arrays of one position and its stacks (a plain holder; compiled code takes the arrays)."""
 
-    def __init__(self, board: chess.Board) -> None:
-        """The position of ``board``, with the positions of its game since the last zeroing move
-        (the last :data:`HISTORY_KEPT` of them) for repetitions."""
-        if board.chess960:
-            raise ValueError("the searcher plays standard chess only")
+    def __init__(self, board: chess.Board | None = None) -> None:
+        """The arrays, holding ``board`` (see :meth:`load`) when one is given."""
         self.bb = np.zeros(16, dtype=np.uint64)
         self.mailbox = np.zeros(64, dtype=np.int64)
         self.state = np.zeros(STATE_SIZE, dtype=np.int64)
         self.keys = np.zeros(STACK, dtype=np.uint64)
         self.undo = np.zeros((STACK, 5), dtype=np.int64)
+        if board is not None:
+            self.load(board)
+
+    def load(self, board: chess.Board) -> None:
+        """Hold the position of ``board``, with the positions of its game since the last zeroing move
+        (the last :data:`HISTORY_KEPT` of them) for repetitions; the arrays stay the same objects."""
+        if board.chess960:
+            raise ValueError("the searcher plays standard chess only")
         history = []
         back = board.copy()
         for _ in range(min(back.halfmove_clock, len(back.move_stack), HISTORY_KEPT)):
             back.pop()
             history.append(chess.polyglot.zobrist_hash(back))
         history.reverse()
+        self.keys[:] = 0
+        self.undo[:] = 0
         self.keys[:len(history)] = history
         self.set(board, len(history))
 

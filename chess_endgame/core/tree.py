@@ -23,7 +23,7 @@ import numpy as np
 from .bits import KNIGHT as KNIGHT_ATTACKS
 from .bits import LINE, PAWN, RANK_1_8, SQUARE, U64, ZERO, bishop_attacks, lsb, popcount, rook_attacks
 from .features import PASSED_MASK, evaluate
-from .jit import njit
+from .jit import COMPILED, njit
 from .position import (
     BISHOP_T,
     CASTLING,
@@ -86,10 +86,35 @@ PAWN_ENDING_EXTENSION = 2                # a capture that leaves only kings and 
 NODES, NEXT_CHECK, STOPPED, SELDEPTH, TBHITS, ROOT_DEPTH, TB_PIECES, PROBE_DEPTH, RULE50, AGE, \
     PARTIAL_MOVE, PARTIAL_SCORE, MULTIPV_LINE = range(13)
 
-#: The arrays of a search (see :func:`new_tree`).
-Tree = namedtuple("Tree", "bb mailbox state keys undo counters tt_keys tt_data moves scores kinds killers "
-                          "history pv pv_length partial_pv weights features pawn_keys pawn_values "
-                          "eval_keys eval_values gains wdl_keys wdl_values")
+#: The arrays of a search (see :func:`new_tree`), in the order :class:`Tree` takes them.
+TREE_FIELDS = ("bb", "mailbox", "state", "keys", "undo", "counters", "tt_keys", "tt_data", "moves", "scores",
+               "kinds", "killers", "history", "pv", "pv_length", "partial_pv", "weights", "features", "pawn_keys",
+               "pawn_values", "eval_keys", "eval_values", "gains", "wdl_keys", "wdl_values")
+
+if COMPILED:
+    from numba.core import types
+    from numba.experimental import structref
+
+    @structref.register
+    class TreeType(types.StructRef):
+        """numba's type of a :class:`Tree`: a reference to a struct of arrays."""
+
+        def preprocess_fields(self, fields):
+            return tuple((name, types.unliteral(typ)) for name, typ in fields)
+
+    class Tree(structref.StructRefProxy):
+        """The arrays of a search, passed to compiled code by reference: a tuple of 25 arrays would be
+        copied, and each array reference-counted, at every call (about 100 ns, an eighth of a node).
+        Python reads the same arrays through plain attributes (:func:`new_tree` sets them)."""
+
+    structref.define_proxy(Tree, TreeType, list(TREE_FIELDS))
+
+    @njit
+    def _tree_struct(*arrays):
+        return Tree(*arrays)
+else:
+    Tree = namedtuple("Tree", TREE_FIELDS)  # type: ignore[assignment,misc]
+
 #: Slots of the evaluation cache (direct-mapped by Zobrist key, like the pawn table by pawns).
 EVAL_CACHE_SIZE = 1 << 16
 
@@ -113,10 +138,11 @@ def tt_probe(t, key):
 def tt_store(t, key, depth, bound, score, move):
     """Depth-preferred replacement; entries of older searches are always replaced."""
     index = key & U64(t.tt_keys.shape[0] - 1)
-    data = t.tt_data[index]
-    if data[4] < 0 or t.tt_keys[index] == key or data[4] != t.counters[AGE] or depth >= data[0]:
+    data, age = t.tt_data, t.counters[AGE]
+    if data[index, 4] < 0 or t.tt_keys[index] == key or data[index, 4] != age or depth >= data[index, 0]:
         t.tt_keys[index] = key
-        data[0], data[1], data[2], data[3], data[4] = depth, bound, score, move, t.counters[AGE]
+        data[index, 0], data[index, 1], data[index, 2], data[index, 3], data[index, 4] = \
+            depth, bound, score, move, age
 
 
 @njit
@@ -307,17 +333,18 @@ def _order(t, ply, n, tt_move):
 
 
 @njit
-def _pick(t, ply, i, n):
-    """Bring the best-scored of moves ``i..n-1`` to index ``i`` (the first of equals stays first)."""
-    moves, scores, kinds = t.moves[ply], t.scores[ply], t.kinds[ply]
+def _pick(moves, scores, kinds, ply, i, n):
+    """Bring the best-scored of moves ``i..n-1`` at ``ply`` to index ``i`` (the first of equals stays
+    first). The tables are indexed in place: a row view would cost a reference count per call."""
     best = i
+    top = scores[ply, i]
     for j in range(i + 1, n):
-        if scores[j] > scores[best]:
-            best = j
+        if scores[ply, j] > top:
+            best, top = j, scores[ply, j]
     if best != i:
-        moves[i], moves[best] = moves[best], moves[i]
-        scores[i], scores[best] = scores[best], scores[i]
-        kinds[i], kinds[best] = kinds[best], kinds[i]
+        moves[ply, i], moves[ply, best] = moves[ply, best], moves[ply, i]
+        scores[ply, i], scores[ply, best] = top, scores[ply, i]
+        kinds[ply, i], kinds[ply, best] = kinds[ply, best], kinds[ply, i]
 
 
 # -- the tree --------------------------------------------------------------------------------
@@ -358,12 +385,11 @@ def search(t, depth, alpha, beta, ply, pv_node, null_ok, check, known, probe, ch
     slot = tt_probe(t, key)
     tt_move = 0
     if slot >= 0:
-        entry = t.tt_data[slot]
-        tt_move = entry[3]
+        tt_move = t.tt_data[slot, 3]
         # No cutoff near the 50-move limit, where the stored line may no longer hold.
-        if not pv_node and entry[0] >= depth and state[HALFMOVE] < 90:
-            score = from_tt(entry[2], ply, state[HALFMOVE])
-            bound = entry[1]
+        if not pv_node and t.tt_data[slot, 0] >= depth and state[HALFMOVE] < 90:
+            score = from_tt(t.tt_data[slot, 2], ply, state[HALFMOVE])
+            bound = t.tt_data[slot, 1]
             if bound == EXACT or (bound == LOWER and score >= beta) or (bound == UPPER and score <= alpha):
                 return score
 
@@ -439,10 +465,10 @@ def search(t, depth, alpha, beta, ply, pv_node, null_ok, check, known, probe, ch
     lmr = LMR[min(depth, MAX_PLY)]
     n = generate(bb, t.mailbox, state, check, t.moves[ply], 0, False)
     _order(t, ply, n, tt_move)
-    moves, kinds = t.moves[ply], t.kinds[ply]
+    moves, scores, kinds = t.moves, t.scores, t.kinds
     for i in range(n):
-        _pick(t, ply, i, n)
-        move, kind = moves[i], kinds[i]
+        _pick(moves, scores, kinds, ply, i, n)
+        move, kind = moves[ply, i], kinds[ply, i]
         frm, to = move & 63, (move >> 6) & 63
         quiet = kind >= KILLER
         pawn_move = t.mailbox[frm] & 7 == PAWN_T
@@ -729,17 +755,22 @@ def new_tree(position_arrays: tuple, tt_keys: np.ndarray, tt_data: np.ndarray, h
     """A :class:`Tree` over a position's arrays, a TT, a history table, the evaluation's weights and
     pawn table, and a WDL cache (:func:`new_wdl_cache`)."""
     bb, mailbox, state, keys, undo = position_arrays
-    return Tree(bb, mailbox, state, keys, undo,
-                counters=np.zeros(16, dtype=np.int64), tt_keys=tt_keys, tt_data=tt_data,
-                moves=np.zeros((MAX_PLY + 2, MAX_MOVES), dtype=np.int32),
-                scores=np.zeros((MAX_PLY + 2, MAX_MOVES), dtype=np.int64),
-                kinds=np.zeros((MAX_PLY + 2, MAX_MOVES), dtype=np.int8),
-                killers=np.zeros((MAX_PLY + 2, 2), dtype=np.int32), history=history,
-                pv=np.zeros((MAX_PLY + 2, MAX_PLY + 2), dtype=np.int32),
-                pv_length=np.zeros(MAX_PLY + 2, dtype=np.int64),
-                partial_pv=np.zeros(MAX_PLY + 2, dtype=np.int32),
-                weights=weights, features=np.zeros(weights.shape[0], dtype=np.float64),
-                pawn_keys=pawn_table[0], pawn_values=pawn_table[1],
-                eval_keys=np.zeros(EVAL_CACHE_SIZE, dtype=np.uint64),
-                eval_values=np.zeros(EVAL_CACHE_SIZE, dtype=np.int64), gains=np.zeros(34, dtype=np.int64),
-                wdl_keys=wdl_cache[0], wdl_values=wdl_cache[1])
+    arrays = dict(bb=bb, mailbox=mailbox, state=state, keys=keys, undo=undo,
+                  counters=np.zeros(16, dtype=np.int64), tt_keys=tt_keys, tt_data=tt_data,
+                  moves=np.zeros((MAX_PLY + 2, MAX_MOVES), dtype=np.int32),
+                  scores=np.zeros((MAX_PLY + 2, MAX_MOVES), dtype=np.int64),
+                  kinds=np.zeros((MAX_PLY + 2, MAX_MOVES), dtype=np.int8),
+                  killers=np.zeros((MAX_PLY + 2, 2), dtype=np.int32), history=history,
+                  pv=np.zeros((MAX_PLY + 2, MAX_PLY + 2), dtype=np.int32),
+                  pv_length=np.zeros(MAX_PLY + 2, dtype=np.int64),
+                  partial_pv=np.zeros(MAX_PLY + 2, dtype=np.int32),
+                  weights=weights, features=np.zeros(weights.shape[0], dtype=np.float64),
+                  pawn_keys=pawn_table[0], pawn_values=pawn_table[1],
+                  eval_keys=np.zeros(EVAL_CACHE_SIZE, dtype=np.uint64),
+                  eval_values=np.zeros(EVAL_CACHE_SIZE, dtype=np.int64), gains=np.zeros(34, dtype=np.int64),
+                  wdl_keys=wdl_cache[0], wdl_values=wdl_cache[1])
+    if not COMPILED:
+        return Tree(**arrays)
+    tree = _tree_struct(*(arrays[name] for name in TREE_FIELDS))
+    tree.__dict__.update(arrays)
+    return tree
