@@ -221,7 +221,7 @@ class Searcher:
         self.multipv = multipv
         self._history = np.zeros((2, 4096), dtype=np.int64)
         self._pawn_table = new_pawn_table()
-        self._wdl_cache = core.new_wdl_cache()
+        self._wdl_cache = self._new_wdl_cache()
         self._wdl_identity: tuple = ()
         #: The board of the search and the tree's arrays, kept from one search to the next (rebuilt
         #: when the TT, the weights or a cache is replaced).
@@ -240,7 +240,7 @@ class Searcher:
         self.tt.clear()
         self._history[:] = 0
         self._pawn_table = new_pawn_table()
-        self._wdl_cache = core.new_wdl_cache()
+        self._wdl_cache = self._new_wdl_cache()
         if self._tree is not None:
             self._tree.eval_keys[:] = 0
 
@@ -263,7 +263,7 @@ class Searcher:
         # Cached WDL results hold for one prober with one probe limit.
         identity = (id(self.prober), getattr(self.prober, "probe_limit", None), tb_pieces)
         if identity != self._wdl_identity:
-            self._wdl_cache, self._wdl_identity = core.new_wdl_cache(), identity
+            self._wdl_cache, self._wdl_identity = self._new_wdl_cache(), identity
         tree = self._new_search_tree()
         counters = tree.counters
         counters[core.NEXT_CHECK] = 1
@@ -328,6 +328,12 @@ class Searcher:
         result.nodes, result.tbhits = self.nodes, self.tbhits
         result.time_ms = int((time.monotonic() - self.start) * 1000)
         return result
+
+    def _new_wdl_cache(self) -> tuple[np.ndarray, ...]:
+        """An empty WDL cache for the tree, with the materials of the prober's local WDL tables (a
+        remote prober does not list its tables: the tree then asks it about every material)."""
+        files = getattr(self.prober, "files", None)
+        return core.new_wdl_cache(tables=files.wdl if files is not None else None)
 
     def _new_search_tree(self) -> core.Tree:
         """The tree's arrays, ready for a new search: made once, again only when an array it shares

@@ -17,6 +17,7 @@ from __future__ import annotations
 import ctypes
 import math
 from collections import namedtuple
+from collections.abc import Iterable
 
 import numpy as np
 
@@ -89,7 +90,7 @@ NODES, NEXT_CHECK, STOPPED, SELDEPTH, TBHITS, ROOT_DEPTH, TB_PIECES, PROBE_DEPTH
 #: The arrays of a search (see :func:`new_tree`), in the order :class:`Tree` takes them.
 TREE_FIELDS = ("bb", "mailbox", "state", "keys", "undo", "counters", "tt_keys", "tt_data", "moves", "scores",
                "kinds", "killers", "history", "pv", "pv_length", "partial_pv", "weights", "features", "pawn_keys",
-               "pawn_values", "eval_keys", "eval_values", "gains", "wdl_keys", "wdl_values")
+               "pawn_values", "eval_keys", "eval_values", "gains", "wdl_keys", "wdl_values", "tb_materials")
 
 if COMPILED:
     from numba.core import types
@@ -248,6 +249,34 @@ def _probe_wdl(t, probe):
 
 
 @njit
+def material_key(bb):
+    """The material on the board as one integer: four bits a colour and piece type, pawns to queens."""
+    key = ZERO
+    for color in range(2):
+        for kind in range(PAWN_T, KING_T):
+            key |= U64(popcount(bb[8 * color + kind])) << U64(4 * (5 * color + kind - 1))
+    return key
+
+
+@njit
+def _table_exists(t):
+    """Whether the prober has a WDL table for the current material (always true when it did not say
+    which tables it has). A probe of missing material costs python-chess a search of the captures
+    first, each probed, before the missing table is found out: many calls' worth."""
+    materials = t.tb_materials
+    size = materials.shape[0]
+    if not size:
+        return True
+    key = material_key(t.bb)
+    slot = key & U64(size - 1)
+    while materials[slot]:
+        if materials[slot] == key:
+            return True
+        slot = (slot + U64(1)) & U64(size - 1)
+    return False
+
+
+@njit
 def see(t, move):
     """The material (centipawns) the side to move wins by ``move`` once every recapture on its target
     square is made, the least valuable attacker first (x-rays included, pins ignored); either side may
@@ -398,7 +427,7 @@ def search(t, depth, alpha, beta, ply, pv_node, null_ok, check, known, probe, ch
     if t.counters[TB_PIECES] and state[HALFMOVE] == 0 and not state[CASTLING]:
         pieces = popcount(bb[0] | bb[8])
         if pieces <= t.counters[TB_PIECES] and (depth >= t.counters[PROBE_DEPTH] or pieces < t.counters[TB_PIECES]):
-            wdl = _probe_wdl(t, probe)
+            wdl = _probe_wdl(t, probe) if _table_exists(t) else -1
             if wdl >= 0:
                 t.counters[TBHITS] += 1
                 wdl -= 2
@@ -745,9 +774,26 @@ def _keep_partial(t, score):
     t.counters[PARTIAL_SCORE] = score
 
 
-def new_wdl_cache(size: int = 1 << 16) -> tuple[np.ndarray, np.ndarray]:
-    """An empty cache of tablebase WDL results (keys, WDL + 2 or -1), ``size`` a power of two."""
-    return np.zeros(size, dtype=np.uint64), np.zeros(size, dtype=np.int64)
+def new_wdl_cache(size: int = 1 << 16, tables: Iterable[str] | None = None) -> tuple[np.ndarray, ...]:
+    """An empty cache of tablebase WDL results (keys, WDL + 2 or -1), ``size`` a power of two, and the
+    materials of the WDL ``tables`` the prober has (names such as ``KRPvKR``; None: ask the prober
+    about every material), as an open-addressing set of :func:`material_key` values."""
+    materials = np.zeros(0, dtype=np.uint64)
+    if tables is not None:
+        names = list(tables)
+        materials = np.zeros(max(64, 1 << (4 * len(names)).bit_length()), dtype=np.uint64)
+        for name in names:
+            white, black = name.upper().split("V")
+            for sides in ((white, black), (black, white)):  # a table holds both colourings
+                key = 0
+                for color, pieces in zip((1, 0), sides, strict=True):  # bb[8] is White's, bb[0] Black's
+                    for kind, letter in enumerate("PNBRQ", start=PAWN_T):
+                        key |= pieces.count(letter) << (4 * (5 * color + kind - 1))
+                slot = key & (materials.shape[0] - 1)
+                while materials[slot] and materials[slot] != key:
+                    slot = (slot + 1) & (materials.shape[0] - 1)
+                materials[slot] = key
+    return np.zeros(size, dtype=np.uint64), np.zeros(size, dtype=np.int64), materials
 
 
 def new_tree(position_arrays: tuple, tt_keys: np.ndarray, tt_data: np.ndarray, history: np.ndarray,
@@ -768,7 +814,7 @@ def new_tree(position_arrays: tuple, tt_keys: np.ndarray, tt_data: np.ndarray, h
                   pawn_keys=pawn_table[0], pawn_values=pawn_table[1],
                   eval_keys=np.zeros(EVAL_CACHE_SIZE, dtype=np.uint64),
                   eval_values=np.zeros(EVAL_CACHE_SIZE, dtype=np.int64), gains=np.zeros(34, dtype=np.int64),
-                  wdl_keys=wdl_cache[0], wdl_values=wdl_cache[1])
+                  wdl_keys=wdl_cache[0], wdl_values=wdl_cache[1], tb_materials=wdl_cache[2])
     if not COMPILED:
         return Tree(**arrays)
     tree = _tree_struct(*(arrays[name] for name in TREE_FIELDS))
