@@ -226,23 +226,19 @@ class Searcher:
         #: The board of the search and the tree's arrays, kept from one search to the next (rebuilt
         #: when the TT, the weights or a cache is replaced).
         self.position = Position()
-        self._tree: core.Tree | None = None
-        self._tree_inputs: tuple = ()
         self.nodes = self.tbhits = self.seldepth = 0
         #: Calls from the tree into the prober in the last search (the others hit the WDL cache), and
         #: the seconds they took.
         self.probe_calls = 0
         self.probe_seconds = 0.0
-        self._new_search_tree()  # allocated here, like the TT, not in the first search
+        self._tree = self._build_tree()  # allocated here, like the TT, not in the first search
 
     def clear(self) -> None:
         """Forget everything learnt (UCI ``ucinewgame``)."""
         self.tt.clear()
-        self._history[:] = 0
-        self._pawn_table = new_pawn_table()
-        self._wdl_cache = self._new_wdl_cache()
-        if self._tree is not None:
-            self._tree.eval_keys[:] = 0
+        # Emptied in place, so the tree that shares them is kept.
+        for array in (self._history, *self._pawn_table, *self._wdl_cache[:2], self._tree.eval_keys):
+            array[:] = 0
 
     # -- public --------------------------------------------------------------
 
@@ -335,17 +331,24 @@ class Searcher:
         files = getattr(self.prober, "files", None)
         return core.new_wdl_cache(tables=files.wdl if files is not None else None)
 
+    def _shared_arrays(self) -> tuple[np.ndarray, ...]:
+        """The arrays the tree shares with the searcher: the TT, the history, the weights, the pawn
+        table and the WDL cache."""
+        return (self.tt.keys, self.tt.data, self._history, self.evaluator.vector, *self._pawn_table,
+                *self._wdl_cache)
+
+    def _build_tree(self) -> core.Tree:
+        self._tree_shares = self._shared_arrays()
+        return core.new_tree(self.position.arrays(), self.tt.keys, self.tt.data, self._history,
+                             self.evaluator.vector, self._pawn_table, self._wdl_cache)
+
     def _new_search_tree(self) -> core.Tree:
-        """The tree's arrays, ready for a new search: made once, again only when an array it shares
-        (the TT, the history, the weights, the pawn table, the WDL cache) was replaced. Its
-        evaluation cache is kept (it holds for the same weights)."""
-        inputs = (self.tt.keys, self.tt.data, self._history, self.evaluator.vector, *self._pawn_table,
-                  *self._wdl_cache)
+        """The tree, ready for a new search: built again only when an array it shares was replaced
+        (Hash resized, another prober's WDL cache, new weights). Its evaluation cache is kept (it
+        holds for the same weights)."""
+        if any(a is not b for a, b in zip(self._shared_arrays(), self._tree_shares, strict=True)):
+            self._tree = self._build_tree()
         tree = self._tree
-        if tree is None or any(a is not b for a, b in zip(inputs, self._tree_inputs, strict=True)):
-            tree = self._tree = core.new_tree(self.position.arrays(), self.tt.keys, self.tt.data, self._history,
-                                              self.evaluator.vector, self._pawn_table, self._wdl_cache)
-            self._tree_inputs = inputs
         for array in (tree.counters, tree.killers, tree.pv_length, tree.partial_pv):
             array[:] = 0
         return tree

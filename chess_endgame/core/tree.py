@@ -104,8 +104,8 @@ if COMPILED:
             return tuple((name, types.unliteral(typ)) for name, typ in fields)
 
     class Tree(structref.StructRefProxy):
-        """The arrays of a search, passed to compiled code by reference: a tuple of 25 arrays would be
-        copied, and each array reference-counted, at every call (about 100 ns, an eighth of a node).
+        """The arrays of a search, passed to compiled code by reference: a tuple of the same arrays would
+        be copied, and each array reference-counted, at every call (about 100 ns, an eighth of a node).
         Python reads the same arrays through plain attributes (:func:`new_tree` sets them)."""
 
     structref.define_proxy(Tree, TreeType, list(TREE_FIELDS))
