@@ -231,14 +231,18 @@ class Searcher:
         #: the seconds they took.
         self.probe_calls = 0
         self.probe_seconds = 0.0
-        self._tree = self._build_tree()  # allocated here, like the TT, not in the first search
+        #: Built at the first search: building it runs compiled code, which a UCI engine on a cold
+        #: cache must not wait for before ``uciok``.
+        self._tree: core.Tree | None = None
 
     def clear(self) -> None:
         """Forget everything learnt (UCI ``ucinewgame``)."""
         self.tt.clear()
         # Emptied in place, so the tree that shares them is kept.
-        for array in (self._history, *self._pawn_table, *self._wdl_cache[:2], self._tree.eval_keys):
+        for array in (self._history, *self._pawn_table, *self._wdl_cache[:2]):
             array[:] = 0
+        if self._tree is not None:
+            self._tree.eval_keys[:] = 0
 
     # -- public --------------------------------------------------------------
 
@@ -343,12 +347,12 @@ class Searcher:
                              self.evaluator.vector, self._pawn_table, self._wdl_cache)
 
     def _new_search_tree(self) -> core.Tree:
-        """The tree, ready for a new search: built again only when an array it shares was replaced
+        """The tree, ready for a new search: built once, again only when an array it shares was replaced
         (Hash resized, another prober's WDL cache, new weights). Its evaluation cache is kept (it
         holds for the same weights)."""
-        if any(a is not b for a, b in zip(self._shared_arrays(), self._tree_shares, strict=True)):
-            self._tree = self._build_tree()
         tree = self._tree
+        if tree is None or any(a is not b for a, b in zip(self._shared_arrays(), self._tree_shares, strict=True)):
+            tree = self._tree = self._build_tree()
         for array in (tree.counters, tree.killers, tree.pv_length, tree.partial_pv):
             array[:] = 0
         return tree
@@ -444,7 +448,8 @@ class Searcher:
     @contextlib.contextmanager
     def _ctrl_c_as_stop(self) -> Iterator[None]:
         """In the main thread, Ctrl-C (SIGINT with Python's default handler) during the search stops it
-        and raises KeyboardInterrupt once the compiled call has returned (or at once between two calls).
+        and raises KeyboardInterrupt once the compiled call has returned (between two calls, the next
+        call stops at its first check and raises it, or the search does before it returns).
         Python's handler itself would raise inside a callback, where ctypes reports the exception and
         drops it."""
         if threading.current_thread() is not threading.main_thread() or \

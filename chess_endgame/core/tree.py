@@ -116,6 +116,10 @@ if COMPILED:
 else:
     Tree = namedtuple("Tree", TREE_FIELDS)  # type: ignore[assignment,misc]
 
+#: Where the count of a colour's pieces of a kind (pawn to queen) sits in a :func:`material_key`: four
+#: bits each.
+MATERIAL_SHIFT = np.array([[4 * (5 * color + kind - 1) if PAWN_T <= kind <= QUEEN_T else 0 for kind in range(8)]
+                           for color in range(2)], dtype=np.int64)
 #: Slots of the evaluation cache (direct-mapped by Zobrist key, like the pawn table by pawns).
 EVAL_CACHE_SIZE = 1 << 16
 
@@ -250,11 +254,11 @@ def _probe_wdl(t, probe):
 
 @njit
 def material_key(bb):
-    """The material on the board as one integer: four bits a colour and piece type, pawns to queens."""
+    """The material on the board as one integer (counts placed by :data:`MATERIAL_SHIFT`)."""
     key = ZERO
     for color in range(2):
         for kind in range(PAWN_T, KING_T):
-            key |= U64(popcount(bb[8 * color + kind])) << U64(4 * (5 * color + kind - 1))
+            key |= U64(popcount(bb[8 * color + kind])) << U64(MATERIAL_SHIFT[color, kind])
     return key
 
 
@@ -788,7 +792,7 @@ def new_wdl_cache(size: int = 1 << 16, tables: Iterable[str] | None = None) -> t
                 key = 0
                 for color, pieces in zip((1, 0), sides, strict=True):  # bb[8] is White's, bb[0] Black's
                     for kind, letter in enumerate("PNBRQ", start=PAWN_T):
-                        key |= pieces.count(letter) << (4 * (5 * color + kind - 1))
+                        key |= pieces.count(letter) << int(MATERIAL_SHIFT[color, kind])
                 slot = key & (materials.shape[0] - 1)
                 while materials[slot] and materials[slot] != key:
                     slot = (slot + 1) & (materials.shape[0] - 1)
