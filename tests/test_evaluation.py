@@ -157,3 +157,22 @@ def test_weight_file_must_match_the_features(tmp_path: Path) -> None:
     (tmp_path / "bad.json").write_text("{not json")
     with pytest.raises(WeightsError, match="cannot read"):
         load_weights(str(tmp_path / "bad.json"))
+
+
+def test_far_passers_count_the_kings_distances_and_an_open_path() -> None:
+    def passer(fen: str) -> tuple[float, float, float]:
+        f = features(chess.Board(fen))
+        return tuple(f[FEATURES.index(n)] for n in ("passer_king_them_eg", "passer_king_us_eg", "passer_path_eg"))
+
+    # White's e6 pawn (four ranks advanced, weight 3 in a pure pawn ending), stop square e7. Distances
+    # count up to 5: the black king on a1 is 6 away, the white one on e1 too.
+    assert passer("8/8/4P3/8/8/8/8/k3K3 w - - 0 1") == (15, 15, 3)
+    # The defending king next to the path: the stop square is attacked, the path is not open.
+    assert passer("5k2/8/4P3/8/8/8/8/4K3 w - - 0 1") == (3, 15, 0)
+    # A bishop watches e8 but not e7: half the path bonus (and the bishop makes it 23/24 endgame).
+    assert passer("8/8/4P3/8/b7/8/8/k3K3 w - - 0 1") == pytest.approx((15 * 23 / 24, 15 * 23 / 24, 1.5 * 23 / 24))
+    # Blocked by the king: no path bonus; the same from Black's side is the negation.
+    assert passer("8/4k3/4P3/8/8/8/8/4K3 b - - 0 1") == (0, 15, 0)
+    assert passer("4k3/8/8/8/8/4p3/4K3/8 w - - 0 1") == (0, -15, 0)
+    # A pawn on its third rank carries no weight.
+    assert passer("8/8/8/8/8/4P3/8/k3K3 w - - 0 1") == (0, 0, 0)

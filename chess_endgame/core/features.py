@@ -37,6 +37,7 @@ from .bits import (
     rook_attacks,
 )
 from .jit import njit
+from .position import attacks_by
 
 FEATURES: tuple[str, ...] = (
     "tempo",               # w0: +1 for the side to move (the only term not from White's view)
@@ -60,6 +61,10 @@ FEATURES: tuple[str, ...] = (
     "mop_kings",           # lone defender: 14 - Manhattan distance between the kings
     "kbn_corner",          # KBNvK: 7 - distance of the lone king to a corner of the bishop's colour
     "drawish",             # material balance (pawns) when the material is drawish (weight < 0 scales it down)
+    # Passed pawns weighted by how far they are: w = max(0, ranks advanced - 1), 0 .. 4.
+    "passer_king_them_eg",  # sum of w * the enemy king's distance (at most 5) to the stop square, x eg
+    "passer_king_us_eg",    # sum of w * the own king's distance (at most 5) to the stop square, x eg
+    "passer_path_eg",       # sum of w * (1 path empty and unattacked, 0.5 stop square so, else 0), x eg
 )
 N_FEATURES = len(FEATURES)
 
@@ -179,7 +184,7 @@ def pawn_entry(white_pawns, black_pawns, pawn_keys, pawn_terms):
 
 
 @njit
-def _passers(f, passed, color, sign, own_king, their_king, their_pieces, own_rooks, occupied, turn, eg):
+def _passers(f, passed, color, sign, own_king, their_king, their_pieces, own_rooks, occupied, their_attacks, turn, eg):
     """Passed-pawn terms that depend on more than the pawns (the square rule uses the side to move)."""
     bits = passed
     while bits:
@@ -188,9 +193,20 @@ def _passers(f, passed, color, sign, own_king, their_king, their_pieces, own_roo
         rank = sq >> 3
         advanced = rank - 1 if color else 6 - rank
         promo = (sq | 56) if color else (sq & 7)
-        free = FRONT_SPAN[color, sq] & occupied == ZERO
+        path = FRONT_SPAN[color, sq]
+        free = path & occupied == ZERO
         if free:
             f[10] += sign * advanced
+        if advanced >= 2:
+            # A far pawn counts more: the kings' distances and an open path decide whether it runs.
+            w = (advanced - 1) * eg
+            stop = sq + 8 if color else sq - 8
+            f[30] += sign * w * min(DISTANCE[their_king, stop], 5)
+            f[31] += sign * w * min(DISTANCE[own_king, stop], 5)
+            if free and path & their_attacks == ZERO:
+                f[32] += sign * w
+            elif SQUARE[stop] & (occupied | their_attacks) == ZERO:
+                f[32] += sign * w * 0.5
         f[12] += sign * (DISTANCE[their_king, promo] - DISTANCE[own_king, promo]) * eg
         # Square rule: the defending king (moving next if it is its turn) cannot catch the pawn.
         if their_pieces == ZERO:
@@ -303,8 +319,13 @@ def features_into(bb, turn, out, pawn_keys, pawn_terms):
         f[15] = terms[4]
         f[16] = terms[5]
         minor_major = knights | bishops | rooks | queens
-        _passers(f, pawn_keys[slot, 2], 1, 1, wk, bk, minor_major & occ_b, rooks & occ_w, occupied, turn, eg)
-        _passers(f, pawn_keys[slot, 3], 0, -1, bk, wk, minor_major & occ_w, rooks & occ_b, occupied, turn, eg)
+        white_passed, black_passed = pawn_keys[slot, 2], pawn_keys[slot, 3]
+        if white_passed:
+            _passers(f, white_passed, 1, 1, wk, bk, minor_major & occ_b, rooks & occ_w, occupied,
+                     attacks_by(bb, 0, occupied), turn, eg)
+        if black_passed:
+            _passers(f, black_passed, 0, -1, bk, wk, minor_major & occ_w, rooks & occ_b, occupied,
+                     attacks_by(bb, 1, occupied), turn, eg)
 
     # Kings.
     f[17] = (CENTRALITY[wk] - CENTRALITY[bk]) * eg
