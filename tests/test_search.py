@@ -164,6 +164,25 @@ def test_one_searcher_searches_again_after_its_table_is_resized_or_cleared() -> 
         assert searcher.tt.hashfull() > 0
 
 
+def test_history_follows_the_cutoffs_and_stays_bounded() -> None:
+    """A cutoff raises its move's history and lowers the quiet moves tried before it; an entry moves
+    less the further it leans, so it never leaves +-HISTORY_MAX however many searches fill it."""
+    from chess_endgame.core import tree as core
+
+    history = np.zeros((2, 4096), dtype=np.int64)
+    for _ in range(5000):
+        core.history_add(history, 1, 7, core.HISTORY_BONUS_MAX)
+        core.history_add(history, 1, 9, -core.HISTORY_BONUS_MAX)
+    assert core.HISTORY_MAX * 0.99 < history[1, 7] <= core.HISTORY_MAX
+    assert -core.HISTORY_MAX <= history[1, 9] < -core.HISTORY_MAX * 0.99
+    core.history_add(history, 1, 7, -core.HISTORY_BONUS_MAX)  # a fall from the top is twice the bonus
+    assert history[1, 7] <= core.HISTORY_MAX - 2 * core.HISTORY_BONUS_MAX + 1
+    searcher = Searcher()
+    board = chess.Board("r1bq1rk1/pp2bppp/2n1pn2/3p4/2PP4/2N2N2/PP2BPPP/R2QKB1R w KQ - 0 8")
+    searcher.search(board, Limits(depth=8))
+    assert (searcher._history > 0).any() and (searcher._history < 0).any()
+
+
 def test_repetition_in_the_game_history_is_a_draw() -> None:
     board = chess.Board("8/8/8/4k3/8/8/4K3/4R3 w - - 0 1")
     fresh = Searcher().search(board, Limits(depth=3, searchmoves=[chess.Move.from_uci("e2d2")]))

@@ -80,6 +80,7 @@ LMR = np.array([[0 if d < 3 or m < 2 else int(0.5 + math.log(d) * math.log(m) / 
                 for d in range(MAX_PLY + 1)], dtype=np.int64)
 HISTORY_GOOD = 2000                      # quiet moves above this history are reduced one ply less
 HISTORY_MAX = 500_000
+HISTORY_BONUS_MAX = 1600                 # a cutoff moves history by depth^2, at most this
 PAWN_ENDING_EXTENSION = 2                # a capture that leaves only kings and pawns
 
 #: ``counters`` indices: nodes, next check, stopped, seldepth, tbhits, root depth, table pieces,
@@ -550,7 +551,7 @@ def search(t, depth, alpha, beta, ply, pv_node, null_ok, check, known, probe, ch
                     _update_pv(t, ply, move)
                 if score >= beta:
                     if quiet:
-                        _reward(t, move, ply, depth, us)
+                        _reward(t, move, ply, depth, us, i)
                     break
     if not searched:
         return -MATE + ply if check else 0
@@ -589,13 +590,26 @@ def _extension(t, move, ply, mover):
 
 
 @njit
-def _reward(t, move, ply, depth, us):
-    """A quiet move caused a cutoff: make it a killer and raise its history."""
+def _reward(t, move, ply, depth, us, tried):
+    """The quiet move at index ``tried`` of ``t.moves[ply]`` caused a cutoff: make it a killer, raise
+    its history and lower that of the quiet moves tried before it."""
     if t.killers[ply, 0] != move:
         t.killers[ply, 1] = t.killers[ply, 0]
         t.killers[ply, 0] = move
-    index = move & 4095
-    t.history[us, index] = min(t.history[us, index] + depth * depth, HISTORY_MAX)
+    bonus = min(depth * depth, HISTORY_BONUS_MAX)
+    history = t.history
+    history_add(history, us, move & 4095, bonus)
+    for j in range(tried):
+        if t.kinds[ply, j] >= KILLER:
+            history_add(history, us, t.moves[ply, j] & 4095, -bonus)
+
+
+@njit
+def history_add(history, us, index, bonus):
+    """Move ``history[us, index]`` by ``bonus``, less the more it already leans that way ("gravity"):
+    it stays within +-HISTORY_MAX and follows what the search finds now, across a game's searches."""
+    value = history[us, index]
+    history[us, index] = value + bonus - value * abs(bonus) // HISTORY_MAX
 
 
 @njit
