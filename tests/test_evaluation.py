@@ -176,3 +176,17 @@ def test_far_passers_count_the_kings_distances_and_an_open_path() -> None:
     assert passer("4k3/8/8/8/8/4p3/4K3/8 w - - 0 1") == (0, -15, 0)
     # A pawn on its third rank carries no weight.
     assert passer("8/8/8/8/8/4P3/8/k3K3 w - - 0 1") == (0, 0, 0)
+
+
+def test_connected_passers_and_the_king_among_the_pawns() -> None:
+    def value(fen: str, name: str) -> float:
+        return features(chess.Board(fen))[FEATURES.index(name)]
+
+    # Two passers side by side on the sixth (weight 3 each) support each other; apart they do not.
+    assert value("8/8/3PP3/8/8/8/8/k3K3 w - - 0 1", "passer_connected_eg") == 6
+    assert value("8/8/2P1P3/8/8/8/8/k3K3 w - - 0 1", "passer_connected_eg") == 0
+    assert value("k3K3/8/8/8/8/3pp3/8/8 w - - 0 1", "passer_connected_eg") == -6
+    # The king among the pawns: mean distance of the enemy king to every pawn less the own king's.
+    near = "8/8/8/8/3p4/2PK4/8/k7 w - - 0 1"  # c3, d4: White's king 1 and 1 away, Black's 2 and 3
+    assert value(near, "king_pawns_eg") == (2 + 3 - 1 - 1) / 2
+    assert value(chess.Board(near).mirror().fen(), "king_pawns_eg") == -1.5

@@ -65,6 +65,8 @@ FEATURES: tuple[str, ...] = (
     "passer_king_them_eg",  # sum of w * the enemy king's distance (at most 5) to the stop square, x eg
     "passer_king_us_eg",    # sum of w * the own king's distance (at most 5) to the stop square, x eg
     "passer_path_eg",       # sum of w * (1 path empty and unattacked, 0.5 stop square so, else 0), x eg
+    "passer_connected_eg",  # sum of w over passed pawns with a passed pawn of their own on a next file, x eg
+    "king_pawns_eg",        # mean distance of the enemy king to all pawns less the own king's, x eg
 )
 N_FEATURES = len(FEATURES)
 
@@ -207,6 +209,8 @@ def _passers(f, passed, color, sign, own_king, their_king, their_pieces, own_roo
                 f[32] += sign * w
             elif SQUARE[stop] & (occupied | their_attacks) == ZERO:
                 f[32] += sign * w * 0.5
+            if passed & ADJACENT_FILES[sq & 7]:
+                f[33] += sign * w
         f[12] += sign * (DISTANCE[their_king, promo] - DISTANCE[own_king, promo]) * eg
         # Square rule: the defending king (moving next if it is its turn) cannot catch the pawn.
         if their_pieces == ZERO:
@@ -329,6 +333,15 @@ def features_into(bb, turn, out, pawn_keys, pawn_terms):
 
     # Kings.
     f[17] = (CENTRALITY[wk] - CENTRALITY[bk]) * eg
+    if pawns and eg:
+        # In an ending the king that stands among the pawns wins them or shepherds them.
+        distance = 0
+        bits = pawns
+        while bits:
+            sq = lsb(bits)
+            bits &= bits - ONE
+            distance += DISTANCE[bk, sq] - DISTANCE[wk, sq]
+        f[34] = distance / popcount(pawns) * eg
     if mg != 0.0 and pawns:
         f[18] = (popcount(wp & SHELTER[1, wk]) - popcount(bp & SHELTER[0, bk])) * mg
 
