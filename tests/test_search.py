@@ -91,6 +91,36 @@ def test_a_capture_into_a_pure_pawn_ending_is_extended() -> None:
         unmake(*arrays, move)
 
 
+def test_quiescence_takes_a_settling_bound_from_the_table() -> None:
+    """A quiescence node whose position the TT holds returns the stored score when its bound settles
+    the window (one node, nothing searched), and searches when it does not."""
+    from chess_endgame.core import tree as core
+    from chess_endgame.core.bits import ZERO
+    from chess_endgame.core.position import PLY
+
+    searcher = Searcher()
+    searcher.search(chess.Board("8/5pk1/6p1/3p4/3R4/6P1/5PK1/4r3 w - - 0 1"), Limits(depth=1))
+    tree = searcher._tree
+    key = tree.keys[tree.state[PLY]]
+
+    def qsearch(alpha: int, beta: int) -> tuple[int, int]:
+        tree.counters[core.NODES] = 0
+        tree.counters[core.NEXT_CHECK] = 1 << 40
+        value = core.qsearch(tree, alpha, beta, 1, core.YES, ZERO, core.NO, searcher._check_callback)
+        return int(value), int(tree.counters[core.NODES])
+
+    searcher.clear()
+    plain, nodes = qsearch(-1000, 1000)
+    assert nodes > 1  # Rxd5 and the checks are searched
+    for bound, stored, window, settled in ((core.EXACT, plain + 77, (-1000, 1000), True),
+                                           (core.LOWER, 600, (-1000, 500), True),
+                                           (core.LOWER, 400, (-1000, 500), False),
+                                           (core.UPPER, -600, (-500, 1000), True),
+                                           (core.UPPER, -400, (-500, 1000), False)):
+        core.tt_store(tree, key, 0, bound, stored, 0)
+        assert qsearch(*window) == ((stored, 1) if settled else (plain, nodes)), (bound, stored)
+
+
 def test_node_and_depth_limits_are_exact() -> None:
     board = chess.Board("8/5pk1/6p1/8/3R4/6P1/5PK1/4r3 w - - 0 1")
     for nodes in (1, 500, 4321):

@@ -619,6 +619,13 @@ def qsearch(t, alpha, beta, ply, first, check, known, check_fn):
     if _count(t, ply, check_fn):
         return 0
     bb, state, mailbox = t.bb, t.state, t.mailbox
+    # Any stored result is at least as deep as this search: its bound may settle the node.
+    slot = tt_probe(t, t.keys[state[PLY]])
+    if slot >= 0 and state[HALFMOVE] < 90:
+        score = from_tt(t.tt_data[slot, 2], ply, state[HALFMOVE])
+        bound = t.tt_data[slot, 1]
+        if bound == EXACT or (bound == LOWER and score >= beta) or (bound == UPPER and score <= alpha):
+            return score
     if not known:
         check = checkers(bb, state)
     moves, scores = t.moves[ply], t.scores[ply]
