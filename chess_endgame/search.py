@@ -234,6 +234,7 @@ class Searcher:
         #: Built at the first search: building it runs compiled code, which a UCI engine on a cold
         #: cache must not wait for before ``uciok``.
         self._tree: core.Tree | None = None
+        self._tree_shares: tuple = ()  # the shared arrays the tree was built with
 
     def clear(self) -> None:
         """Forget everything learnt (UCI ``ucinewgame``)."""

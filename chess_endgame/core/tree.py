@@ -592,7 +592,8 @@ def _extension(t, move, ply, mover):
 @njit
 def _reward(t, move, ply, depth, us, tried):
     """The quiet move at index ``tried`` of ``t.moves[ply]`` caused a cutoff: make it a killer, raise
-    its history and lower that of the quiet moves tried before it."""
+    its history and lower that of the quiet moves ordered before it (searched, or pruned by late move
+    or futility pruning: both ranked above a move that turned out better)."""
     if t.killers[ply, 0] != move:
         t.killers[ply, 1] = t.killers[ply, 0]
         t.killers[ply, 0] = move
