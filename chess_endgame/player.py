@@ -87,6 +87,9 @@ class PlayerOptions:
     probe_limit: int = 7             # SyzygyProbeLimit
     rule50: bool = True              # Syzygy50MoveRule
     multipv: int = 1                 # MultiPV
+    #: Centipawns a draw costs the side to move at the root, in the search's tree (see
+    #: :class:`~chess_endgame.search.Searcher`); the tables' verdict at a tablebase root is not changed.
+    contempt: int = 0                # Contempt
     #: Search among the moves of the best tablebase class for a quicker mate / a better draw.
     faster_mate: bool = True
     #: Node budget of that search (it also stops at the caller's limits).
@@ -119,7 +122,7 @@ class Player:
         self.prober.probe_limit = self.options.probe_limit
         self.searcher = Searcher(evaluator, prober=self.prober, hash_mb=self.options.hash_mb,
                                  probe_depth=self.options.probe_depth, rule50=self.options.rule50,
-                                 multipv=self.options.multipv)
+                                 multipv=self.options.multipv, contempt=self.options.contempt)
         self._mate_searcher = Searcher(self.searcher.evaluator, hash_mb=4)
         #: A server speaking the Lichess tablebase API, asked at the root only (None: local tables only).
         self.remote: RemoteProber | None = None
@@ -152,7 +155,7 @@ class Player:
         s = self.searcher
         if s.tt.size != TranspositionTable.slots_for(o.hash_mb):
             s.tt.resize(o.hash_mb)
-        s.probe_depth, s.rule50, s.multipv = o.probe_depth, o.rule50, o.multipv
+        s.probe_depth, s.rule50, s.multipv, s.contempt = o.probe_depth, o.rule50, o.multipv, o.contempt
 
     def new_game(self) -> None:
         """Forget the hash and history tables (UCI ``ucinewgame``)."""

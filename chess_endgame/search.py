@@ -208,17 +208,25 @@ class Searcher:
     (``probe_depth``: the least remaining depth to probe at, Stockfish's
     SyzygyProbeDepth; ``rule50``: cursed wins and blessed losses score as
     draws). ``hash_mb`` sizes the transposition table; ``multipv`` the number of
-    lines reported.
+    lines reported. ``contempt`` (centipawns, Stockfish's Contempt) is what the
+    side to move at the root gives up by a draw in the tree: repetitions, the
+    50-move rule, stalemate, dead positions and tablebase draws score
+    ``-contempt`` for it and ``+contempt`` for its opponent, so against a weaker
+    opponent it plays on rather than trade into a dead draw.
     """
 
     def __init__(self, evaluator: Evaluator | None = None, *, prober: Prober | None = None,
-                 hash_mb: int = 16, probe_depth: int = 1, rule50: bool = True, multipv: int = 1) -> None:
+                 hash_mb: int = 16, probe_depth: int = 1, rule50: bool = True, multipv: int = 1,
+                 contempt: int = 0) -> None:
         self.evaluator = evaluator or Evaluator()
         self.prober = prober
         self.tt = TranspositionTable(hash_mb)
         self.probe_depth = probe_depth
         self.rule50 = rule50
         self.multipv = multipv
+        self.contempt = contempt
+        #: The draw score for White of the last search (the TT holds scores made with it).
+        self._draw_white = 0
         self._history = np.zeros((2, 4096), dtype=np.int64)
         self._pawn_table = new_pawn_table()
         self._wdl_cache = self._new_wdl_cache()
@@ -258,6 +266,10 @@ class Searcher:
         self._raised: BaseException | None = None  # raised inside a callback, raised again after it
         self._check_every = 1
         self._searched = False  # depth 1 complete: the deadlines apply from now on
+        draw_white = -self.contempt if board.turn == chess.WHITE else self.contempt
+        if draw_white != self._draw_white:
+            self.tt.clear()  # its scores counted draws for the other side (or with another contempt)
+            self._draw_white = draw_white
         self.tt.new_search()
         self.position.load(board)
         tb_pieces = self.prober.max_pieces if self.prober and self.prober.available else 0
@@ -272,6 +284,7 @@ class Searcher:
         counters[core.PROBE_DEPTH] = self.probe_depth
         counters[core.RULE50] = int(self.rule50)
         counters[core.TB_PIECES] = tb_pieces
+        counters[core.DRAW_WHITE] = draw_white
         # The callbacks live as long as the search (ctypes frees what nobody holds).
         self._probe_callback = core.PROBE_FUNCTION(self._probe)
         self._check_callback = core.CHECK_FUNCTION(self._check)

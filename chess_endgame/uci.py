@@ -96,6 +96,7 @@ def options() -> list[Option]:
         Option("SyzygyProbeLimit", "spin", 7, 0, 7),
         Option("UCI_ShowWDL", "check", False),
         Option("SyzygyRemote", "string", ""),
+        Option("Contempt", "spin", 0, -100, 100),
     ]
 
 
@@ -313,6 +314,8 @@ class UciEngine:
             o.probe_limit = int(parsed)  # type: ignore[arg-type]
         elif key == "syzygy50moverule":
             o.rule50 = bool(parsed)
+        elif key == "contempt":
+            o.contempt = int(parsed)  # type: ignore[arg-type]
         self.player.apply_options()
 
     def _load_tables(self, path: str) -> None:

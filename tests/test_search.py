@@ -239,6 +239,32 @@ def test_insufficient_material_is_a_draw() -> None:
     assert result.score.cp == 0
 
 
+def test_contempt_scores_every_kind_of_draw_in_the_tree_against_the_root_side(prober: Prober) -> None:
+    # A trade into a drawn KPvK (the tables), a stalemate, a dead position (both sides to move).
+    trade = chess.Board("kr6/8/8/8/P7/8/1R6/2K5 w - - 0 1"), [chess.Move.from_uci("b2b8")]
+    stalemate = chess.Board("7k/8/6K1/8/8/8/5Q2/8 w - - 0 1"), [chess.Move.from_uci("f2f7")]
+    dead_white = chess.Board("8/8/8/4k3/8/8/4K3/4N3 w - - 0 1"), None
+    dead_black = chess.Board("8/8/8/4k3/8/8/4K3/4N3 b - - 0 1"), None
+    for contempt in (0, 30, -30):
+        searcher = Searcher(prober=prober, contempt=contempt)  # one searcher: its TT follows the root side
+        for board, only in (trade, stalemate, dead_black, dead_white, dead_black):
+            result = searcher.search(board, Limits(depth=3, searchmoves=only))
+            assert result.score.cp == -contempt, (board.fen(), contempt, result.score)
+
+
+def test_contempt_plays_on_rather_than_repeat_and_below_zero_takes_the_repetition() -> None:
+    board = chess.Board("5rk1/p4pp1/7p/8/8/7P/P4PP1/1R4K1 w - - 0 1")
+    for uci in ["b1b2", "f8e8", "b2b1", "e8f8"] * 2 + ["b1b2"]:
+        board.push_uci(uci)
+    repeat = chess.Move.from_uci("f8e8")  # the same position a third time
+    fair = Searcher().search(board, Limits(depth=8))
+    assert fair.best_move == repeat and fair.score.cp == 0  # Black is a little worse: the draw is best
+    keen = Searcher(contempt=100).search(board, Limits(depth=8))
+    assert keen.best_move != repeat and -100 < keen.score.cp < 0
+    content = Searcher(contempt=-100).search(board, Limits(depth=8))
+    assert content.best_move == repeat and content.score.cp == 100
+
+
 def test_no_legal_move() -> None:
     result = Searcher().search(chess.Board("7k/5Q2/6K1/8/8/8/8/8 b - - 0 1"), Limits(depth=3))
     assert result.best_move is None and result.score.cp == 0

@@ -94,8 +94,9 @@ def test_identification_and_options(engine: chess.engine.SimpleEngine) -> None:
     assert engine.id["name"].startswith("chess-endgame")
     names = set(engine.options)
     assert {"Hash", "SyzygyPath", "SyzygyProbeDepth", "SyzygyProbeLimit", "Syzygy50MoveRule", "MultiPV",
-            "Move Overhead", "UCI_ShowWDL"} <= names
+            "Move Overhead", "UCI_ShowWDL", "Contempt"} <= names
     assert engine.options["Hash"].default == 16 and engine.options["MultiPV"].max == 500
+    assert (engine.options["Contempt"].min, engine.options["Contempt"].max) == (-100, 100)
 
 
 def test_configure_and_analyse_with_every_limit(engine: chess.engine.SimpleEngine, syzygy_path: str) -> None:
@@ -191,6 +192,7 @@ def test_bad_input_keeps_the_engine_alive(syzygy_path: str) -> None:
                      "position", "position banana", "setoption name NoSuchOption value 3",
                      "setoption name Hash value lots", "setoption name Hash value 99999999999999999999",
                      "setoption name MultiPV value 0", "setoption name Syzygy50MoveRule value maybe",
+                     "setoption name Contempt value 101",
                      "setoption Hash 3", "stop", "ponderhit", "debug on", "go nodes -5 depth x",
                      "go depth 99999999999999999999999"]:
             pipe.send(line)
@@ -198,7 +200,7 @@ def test_bad_input_keeps_the_engine_alive(syzygy_path: str) -> None:
         joined = " | ".join(texts)
         for words in ("unknown command: garbage", "invalid FEN", "illegal", "No such option: NoSuchOption",
                       "option Hash takes an integer", "option MultiPV takes an integer",
-                      "option Syzygy50MoveRule takes true or false", "go nodes -5", "go depth needs an integer"):
+                      "option Syzygy50MoveRule takes true or false", "option Contempt takes an integer", "go nodes -5", "go depth needs an integer"):
             assert words in joined, words
         pipe.send("stop")  # the huge depth is a search without end until stopped
         pipe.send("isready")

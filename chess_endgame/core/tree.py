@@ -84,9 +84,10 @@ HISTORY_BONUS_MAX = 1600                 # a cutoff moves history by depth^2, at
 PAWN_ENDING_EXTENSION = 2                # a capture that leaves only kings and pawns
 
 #: ``counters`` indices: nodes, next check, stopped, seldepth, tbhits, root depth, table pieces,
-#: probe depth, rule50, TT age, the unfinished iteration's proved move and score, multipv line.
+#: probe depth, rule50, TT age, the unfinished iteration's proved move and score, multipv line, and
+#: the score of a draw for White to move (:func:`draw_score`).
 NODES, NEXT_CHECK, STOPPED, SELDEPTH, TBHITS, ROOT_DEPTH, TB_PIECES, PROBE_DEPTH, RULE50, AGE, \
-    PARTIAL_MOVE, PARTIAL_SCORE, MULTIPV_LINE = range(13)
+    PARTIAL_MOVE, PARTIAL_SCORE, MULTIPV_LINE, DRAW_WHITE = range(14)
 
 #: The arrays of a search (see :func:`new_tree`), in the order :class:`Tree` takes them.
 TREE_FIELDS = ("bb", "mailbox", "state", "keys", "undo", "counters", "tt_keys", "tt_data", "moves", "scores",
@@ -201,6 +202,13 @@ def _count(t, ply, check):
         else:
             counters[NEXT_CHECK] = counters[NODES] + max(wait, 1)
     return counters[STOPPED] != 0
+
+
+@njit
+def draw_score(t):
+    """A draw's score for the side to move: ``counters[DRAW_WHITE]`` with White to move, its negative
+    with Black (0 without contempt; with contempt ``c`` the root's side scores a draw ``-c``)."""
+    return t.counters[DRAW_WHITE] if t.state[TURN] else -t.counters[DRAW_WHITE]
 
 
 @njit
@@ -398,13 +406,13 @@ def search(t, depth, alpha, beta, ply, pv_node, null_ok, check, known, probe, ch
     if pv_node:
         t.pv_length[ply] = 0
     if is_repetition(state, t.keys):
-        return 0
+        return draw_score(t)
     if not known:
         check = checkers(bb, state)
     if state[HALFMOVE] >= 100 and (not check or generate(bb, t.mailbox, state, check, t.moves[ply], 0, False)):
-        return 0
+        return draw_score(t)
     if not (bb[1] | bb[9] | bb[4] | bb[12] | bb[5] | bb[13]) and insufficient_material(bb):
-        return 0
+        return draw_score(t)
     if ply >= MAX_PLY:
         return _static(t)
     # Mate distance pruning.
@@ -442,7 +450,7 @@ def search(t, depth, alpha, beta, ply, pv_node, null_ok, check, known, probe, ch
                 elif wdl == -2 or (wdl == -1 and not rule50):
                     value, bound = -TB_WIN + ply, UPPER
                 else:
-                    value, bound = wdl, EXACT  # a draw, or a cursed win / blessed loss scored as +-1
+                    value, bound = draw_score(t) + wdl, EXACT  # a draw; a cursed win / blessed loss: +-1
                 if bound == EXACT or (bound == LOWER and value >= beta) or (bound == UPPER and value <= alpha):
                     tt_store(t, key, min(depth + 6, MAX_PLY), bound, to_tt(value, ply), 0)
                     return value
@@ -554,7 +562,7 @@ def search(t, depth, alpha, beta, ply, pv_node, null_ok, check, known, probe, ch
                         _reward(t, move, ply, depth, us, i)
                     break
     if not searched:
-        return -MATE + ply if check else 0
+        return -MATE + ply if check else draw_score(t)
     if best > max_value:
         best = max_value
     bound = LOWER if best >= beta else (EXACT if best > original_alpha else UPPER)
