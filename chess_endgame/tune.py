@@ -214,16 +214,23 @@ def fit_k(x: np.ndarray, y: np.ndarray, w: np.ndarray, lo: float = 1e-4, hi: flo
     return math.exp((a + b) / 2)
 
 
+#: Features that steer a won ending towards mate (the lone king to the edge, the kings together, KBN's
+#: corner): every position where they are non-zero carries the same label, a win, so a fit of results
+#: cannot see them help and only drifts them (a drift once left the searcher unable to mate KRvK).
+MATING_GUIDES = ("mop_edge", "mop_kings", "kbn_corner")
+
+
 def frozen_features(x: np.ndarray, min_support: float = 0.01, sample_weight: np.ndarray | None = None) -> np.ndarray:
     """Features the sample cannot teach, kept at their current weights (a boolean mask).
 
     Those non-zero in fewer than ``min_support`` of the rows (weighted by
-    ``sample_weight``), and the ``*_mg`` terms, which the middlegame phase
+    ``sample_weight``), the ``*_mg`` terms, which the middlegame phase
     scales to almost nothing in positions of the tables (fitting them there
-    would blow them up for real middlegames).
+    would blow them up for real middlegames), and the :data:`MATING_GUIDES`.
     """
     support = np.average(x != 0, axis=0, weights=sample_weight)
-    return np.array([support[i] < min_support or name.endswith("_mg") for i, name in enumerate(FEATURES)])
+    return np.array([support[i] < min_support or name.endswith("_mg") or name in MATING_GUIDES
+                     for i, name in enumerate(FEATURES)])
 
 
 def fit(x: np.ndarray, y: np.ndarray, w0: np.ndarray, k: float, *, l2: float = 1e-6, steps: int = 50,

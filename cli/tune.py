@@ -245,7 +245,7 @@ def tune(per_material: int, seed: int, pgn_path: str | None, pgn_per_game: int, 
                 + "".join(f"{_figure(100 * v, '.1f', '%'):>12}" for v in (g.hand_sign, g.tuned_sign)))
     changed = sorted(zip(start.as_dict(), start.vector, tuned, strict=True), key=lambda t: -abs(t[2] - t[1]))
     say("largest changes: " + ", ".join(f"{n} {a:.1f}->{b:.1f}" for n, a, b in changed[:6]))
-    say("kept (too little support in the sample): "
+    say("kept (too little support in the sample, or mating guides): "
         + (", ".join(n for n, f in zip(start.as_dict(), frozen, strict=True) if f) or "none"))
     positions = f"{report.train_size} positions" + (f" ({n_self} self-play)" if n_self else "")
     weights = Weights(np.round(tuned, 3), f"tuned: seed {seed}, {positions}, k {k:.5f}")

@@ -190,3 +190,37 @@ def test_connected_passers_and_the_king_among_the_pawns() -> None:
     near = "8/8/8/8/3p4/2PK4/8/k7 w - - 0 1"  # c3, d4: White's king 1 and 1 away, Black's 2 and 3
     assert value(near, "king_pawns_eg") == (2 + 3 - 1 - 1) / 2
     assert value(chess.Board(near).mirror().fen(), "king_pawns_eg") == -1.5
+
+
+def test_pawn_ending_knowledge_outside_passers_key_squares_opposition_and_a_blocked_square() -> None:
+    def value(fen: str, name: str) -> float:
+        return features(chess.Board(fen))[FEATURES.index(name)]
+
+    def mirrored(fen: str, name: str) -> float:
+        return value(chess.Board(fen).mirror().fen(), name)
+
+    # Outside passer: White's a-pawn is 4+ files from Black's pawns (f, g, h), Black has no passer.
+    outside = "8/5ppp/8/8/P7/8/5PPP/k5K1 w - - 0 1"
+    assert value(outside, "outside_passer_eg") == 4 and mirrored(outside, "outside_passer_eg") == -4
+    # Both sides with a passer two files from the enemy pawns: even.
+    assert value("8/8/2p5/P2k4/8/8/8/K7 w - - 0 1", "outside_passer_eg") == 0
+    # Key squares of e3 are d5, e5 and f5: the white king on d5 holds one; on d4 it does not.
+    assert value("8/8/8/3K4/8/4P3/8/5k2 w - - 0 1", "king_key_square") == 1
+    assert value("8/8/8/8/3K4/4P3/8/5k2 w - - 0 1", "king_key_square") == 0
+    assert mirrored("8/8/8/3K4/8/4P3/8/5k2 w - - 0 1", "king_key_square") == -1
+    # A rook pawn's key squares are on the next file, on the last two ranks.
+    assert value("8/1K6/8/P7/8/8/8/7k w - - 0 1", "king_key_square") == 1
+    assert value("8/8/1K6/P7/8/8/8/7k w - - 0 1", "king_key_square") == 0
+    # Not in a piece ending.
+    assert value("8/8/8/3K4/8/4P3/8/5k1n w - - 0 1", "king_key_square") == 0
+    # Opposition: kings facing with one square (or three, five) between; the side not to move has it.
+    assert value("8/8/4k3/8/4K3/4P3/8/8 w - - 0 1", "opposition") == -1
+    assert value("8/8/4k3/8/4K3/4P3/8/8 b - - 0 1", "opposition") == 1
+    assert value("8/8/4k3/8/8/4K3/4P3/8 b - - 0 1", "opposition") == 0  # two squares between
+    assert value("8/8/8/8/P7/8/k1K5/8 w - - 0 1", "opposition") == -1  # on a rank
+    # Square rule with the king's way barred by its own pawn: from d5 only c6-b7-a8 reaches a8 in three
+    # moves, and c6 holds a black pawn, so the a5 pawn (White to move) runs through.
+    assert value("8/8/8/P2k4/8/8/8/K7 w - - 0 1", "unstoppable") == 0
+    assert value("8/8/2p5/P2k4/8/8/8/K7 w - - 0 1", "unstoppable") == 1
+    assert mirrored("8/8/2p5/P2k4/8/8/8/K7 w - - 0 1", "unstoppable") == -1
+    assert value("8/8/2p5/P2k4/8/8/8/K7 b - - 0 1", "unstoppable") == 0  # Black moves first: Kc5-b6 is in time

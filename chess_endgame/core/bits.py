@@ -114,3 +114,11 @@ def pawn_attacks_all(pawns, color):
     if color:
         return ((pawns & ~FILE_A) << U64(7)) | ((pawns & ~FILE_H) << U64(9))
     return ((pawns & ~FILE_A) >> U64(9)) | ((pawns & ~FILE_H) >> U64(7))
+
+
+@njit
+def king_steps_all(squares):
+    """Every square one king step from ``squares`` (the squares themselves not included unless reached)."""
+    sideways = squares | ((squares & ~FILE_A) >> U64(1)) | ((squares & ~FILE_H) << U64(1))
+    return (sideways | (sideways << U64(8)) | (sideways >> U64(8))) & ~squares
+

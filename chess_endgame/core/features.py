@@ -4,13 +4,13 @@ Every feature of :data:`FEATURES` is computed here from the search core's bitboa
 (``bb``, see :mod:`.position`), from White's view, with ``tempo`` = 1. :func:`features_into`
 fills a float64 vector; :func:`evaluate` turns it into centipawns from the side to move.
 
-Pawn-structure terms (advance, passed, passed rank, doubled, isolated, backward) and the
+Pawn-structure terms (advance, passed, passed rank, doubled, isolated, backward, outside passer) and the
 passed-pawn sets depend on the pawns alone and are kept in a pawn hash table
 (:func:`new_pawn_table`): two arrays indexed by slot,
 
 - ``pawn_keys``: ``uint64[size, 4]``: white pawns, black pawns (the key, compared in full,
   so colliding structures never share terms), white passed pawns, black passed pawns;
-- ``pawn_terms``: ``float64[size, 6]``: the six pawn-structure terms, White's view.
+- ``pawn_terms``: ``float64[size, 7]``: the seven pawn-structure terms, White's view.
 
 ``size`` is a power of two. An all-zero row is an empty slot: a position without pawns never
 looks the table up. The table is not locked: one table per thread.
@@ -31,6 +31,7 @@ from .bits import (
     ZERO,
     bishop_attacks,
     lsb,
+    king_steps_all,
     msb,
     pawn_attacks_all,
     popcount,
@@ -51,7 +52,7 @@ FEATURES: tuple[str, ...] = (
     "king_passer_eg",      # king distances to passed pawns' promotion squares (theirs - ours), x eg
     "rook_behind_passer",
     "doubled", "isolated", "backward",
-    "king_center_eg",      # king centralisation (0 edge .. 3 centre), x eg
+    "king_center_eg",      # king centralisation (0 edge .. 3 centre), x eg; 0 against a bare king
     "king_shelter_mg",     # own pawns in front of the king, x mg
     "mobility_knight", "mobility_bishop", "mobility_rook", "mobility_queen",
     "rook_open_file",      # 1 per rook on an open file, 0.5 on a half-open one
@@ -67,6 +68,10 @@ FEATURES: tuple[str, ...] = (
     "passer_path_eg",       # sum of w * (1 path empty and unattacked, 0.5 stop square so, else 0), x eg
     "passer_connected_eg",  # sum of w over passed pawns with a passed pawn of their own on a next file, x eg
     "king_pawns_eg",        # mean distance of the enemy king to all pawns less the own king's, x eg
+    "outside_passer_eg",    # files (at most 4) from the own farthest passer to the nearest enemy pawn, x eg
+    "king_key_square",      # pawn endings: passed pawns with the own king on one of their key squares
+    "opposition",           # pawn endings: kings facing on a file or rank, an odd number of squares apart,
+                            # the side not to move has it
 )
 N_FEATURES = len(FEATURES)
 
@@ -115,19 +120,47 @@ SUPPORT_SPAN = _table(lambda sq, c: _ADJACENT[sq & 7] & ~_forward_ranks(sq >> 3,
 #: The two ranks in front of a king of ``color`` on its own and the adjacent files.
 SHELTER = _table(lambda sq, c: _shelter(sq, c))
 
+
+def _key_squares(sq: int, color: int) -> int:
+    """Where the own king wins a lone pawn's race against the defending king (the key squares): two
+    ranks ahead of a pawn on its second to fourth rank, one and two ranks ahead from the fifth on, on
+    the pawn's and the next files; for a rook pawn, the next file's squares on the last two ranks."""
+    file, rank = sq & 7, sq >> 3
+    relative = rank if color else 7 - rank
+    if relative in (0, 7):
+        return 0
+    forward = 1 if color else -1
+    if file in (0, 7):
+        neighbour = 1 if file == 0 else 6
+        return chess.BB_SQUARES[chess.square(neighbour, 6 if color else 1)] | \
+            chess.BB_SQUARES[chess.square(neighbour, 7 if color else 0)]
+    steps = (2,) if relative <= 3 else (1, 2)
+    mask = 0
+    for step in steps:
+        r = rank + forward * step
+        if 0 <= r < 8:
+            for f in (file - 1, file, file + 1):
+                mask |= chess.BB_SQUARES[chess.square(f, r)]
+    return mask
+
+
+#: The key squares of a pawn of ``color`` on ``sq`` (:func:`_key_squares`).
+KEY_SQUARES = _table(lambda sq, c: _key_squares(sq, c))
+
 _A1, _H1, _A8, _H8 = chess.A1, chess.H1, chess.A8, chess.H8
 
 
 # -- the pawn hash table -----------------------------------------------------------------------
 
 PAWN_TABLE_SIZE = 16384
+PAWN_TERMS = 7
 
 
 def new_pawn_table(size: int = PAWN_TABLE_SIZE) -> tuple[np.ndarray, np.ndarray]:
     """An empty pawn hash table ``(pawn_keys, pawn_terms)`` of ``size`` slots (a power of two)."""
     if size < 1 or size & (size - 1):
         raise ValueError(f"pawn table size must be a power of two, not {size}")
-    return np.zeros((size, 4), dtype=np.uint64), np.zeros((size, 6), dtype=np.float64)
+    return np.zeros((size, 4), dtype=np.uint64), np.zeros((size, PAWN_TERMS), dtype=np.float64)
 
 
 @njit
@@ -168,15 +201,38 @@ def _pawn_side(own, their, color, sign, terms):
 
 
 @njit
+def _outside(passed, their_pawns):
+    """Files (at most 4) from the passed pawn farthest from the enemy pawns to the nearest of them: the
+    outside passer that draws the defending king away from the other pawns. 0 without enemy pawns."""
+    if passed == ZERO or their_pawns == ZERO:
+        return 0
+    best = 0
+    bits = passed
+    while bits:
+        sq = lsb(bits)
+        bits &= bits - ONE
+        file = sq & 7
+        nearest = 4
+        for g in range(8):
+            if their_pawns & FILES[g] and abs(g - file) < nearest:
+                nearest = abs(g - file)
+        best = max(best, nearest)
+    return best
+
+
+@njit
 def pawn_entry(white_pawns, black_pawns, pawn_keys, pawn_terms):
     """The slot holding this pawn structure's terms, computed and stored there on a miss."""
     slot = pawn_slot(white_pawns, black_pawns, pawn_keys.shape[0])
     if pawn_keys[slot, 0] != white_pawns or pawn_keys[slot, 1] != black_pawns:
         terms = pawn_terms[slot]
-        for i in range(6):
+        for i in range(PAWN_TERMS):
             terms[i] = 0.0
-        pawn_keys[slot, 2] = _pawn_side(white_pawns, black_pawns, 1, 1, terms)
-        pawn_keys[slot, 3] = _pawn_side(black_pawns, white_pawns, 0, -1, terms)
+        white_passed = _pawn_side(white_pawns, black_pawns, 1, 1, terms)
+        black_passed = _pawn_side(black_pawns, white_pawns, 0, -1, terms)
+        terms[6] = _outside(white_passed, black_pawns) - _outside(black_passed, white_pawns)
+        pawn_keys[slot, 2] = white_passed
+        pawn_keys[slot, 3] = black_passed
         pawn_keys[slot, 0] = white_pawns
         pawn_keys[slot, 1] = black_pawns
     return slot
@@ -186,8 +242,22 @@ def pawn_entry(white_pawns, black_pawns, pawn_keys, pawn_terms):
 
 
 @njit
-def _passers(f, passed, color, sign, own_king, their_king, their_pieces, own_rooks, occupied, their_attacks, turn, eg):
-    """Passed-pawn terms that depend on more than the pawns (the square rule uses the side to move)."""
+def _king_steps(king, target, blocked, limit):
+    """King moves from ``king`` to ``target`` around the ``blocked`` squares (``limit + 1``: more than ``limit``)."""
+    reached = SQUARE[king]
+    goal = SQUARE[target]
+    for steps in range(1, limit + 1):
+        reached |= king_steps_all(reached) & ~blocked
+        if reached & goal:
+            return steps
+    return limit + 1
+
+
+@njit
+def _passers(f, passed, color, sign, own_king, their_king, their_pieces, own_rooks, occupied, their_attacks, turn, eg,
+             blocked):
+    """Passed-pawn terms that depend on more than the pawns (the square rule uses the side to move;
+    ``blocked``: the squares the defending king may not step on, its own pawns and those our pawns attack)."""
     bits = passed
     while bits:
         sq = lsb(bits)
@@ -216,10 +286,24 @@ def _passers(f, passed, color, sign, own_king, their_king, their_pieces, own_roo
         if their_pieces == ZERO:
             to_go = min(7 - rank if color else rank, 5)  # a pawn on its first move advances two squares
             tempo = 0 if turn == color else 1
-            if DISTANCE[their_king, promo] - tempo > to_go and free:
-                f[11] += sign
+            if free and (DISTANCE[their_king, promo] - tempo > to_go or
+                         _king_steps(their_king, promo, blocked & ~SQUARE[promo], to_go + tempo) - tempo > to_go):
+                f[11] += sign  # also when its own pawns or ours bar the king's way into the square
         if FRONT_SPAN[1 - color, sq] & own_rooks:
             f[13] += sign
+
+
+@njit
+def _on_key_square(passed, color, king):
+    """Passed pawns of ``color`` with the own ``king`` on one of their key squares."""
+    count = 0
+    bits = passed
+    while bits:
+        sq = lsb(bits)
+        bits &= bits - ONE
+        if KEY_SQUARES[color, sq] & SQUARE[king]:
+            count += 1
+    return count
 
 
 @njit
@@ -322,17 +406,27 @@ def features_into(bb, turn, out, pawn_keys, pawn_terms):
         f[14] = terms[3]
         f[15] = terms[4]
         f[16] = terms[5]
+        f[35] = terms[6] * eg
         minor_major = knights | bishops | rooks | queens
         white_passed, black_passed = pawn_keys[slot, 2], pawn_keys[slot, 3]
         if white_passed:
             _passers(f, white_passed, 1, 1, wk, bk, minor_major & occ_b, rooks & occ_w, occupied,
-                     attacks_by(bb, 0, occupied), turn, eg)
+                     attacks_by(bb, 0, occupied), turn, eg, bp | pawn_attacks_all(wp, 1))
         if black_passed:
             _passers(f, black_passed, 0, -1, bk, wk, minor_major & occ_w, rooks & occ_b, occupied,
-                     attacks_by(bb, 1, occupied), turn, eg)
+                     attacks_by(bb, 1, occupied), turn, eg, wp | pawn_attacks_all(bp, 0))
+        if minor_major == ZERO:
+            # Pawn endings: the king on a passer's key square, and the opposition.
+            f[36] = _on_key_square(white_passed, 1, wk) - _on_key_square(black_passed, 0, bk)
+            files, ranks = abs((wk & 7) - (bk & 7)), abs((wk >> 3) - (bk >> 3))
+            if (files == 0 and ranks % 2 == 0) or (ranks == 0 and files % 2 == 0):
+                f[37] = -1.0 if turn else 1.0
 
-    # Kings.
-    f[17] = (CENTRALITY[wk] - CENTRALITY[bk]) * eg
+    # Kings. Against a bare king the mop-up terms below steer both kings instead.
+    black_bare = occ_b == kings & occ_b
+    white_bare = occ_w == kings & occ_w
+    if not (black_bare or white_bare):
+        f[17] = (CENTRALITY[wk] - CENTRALITY[bk]) * eg
     if pawns and eg:
         # In an ending the king that stands among the pawns wins them or shepherds them.
         distance = 0
@@ -352,8 +446,6 @@ def features_into(bb, turn, out, pawn_keys, pawn_terms):
         _pieces(f, occ_b, pieces, -1, bp, wp, 1, knights, bishops, rooks, occupied)
 
     # Mop-up (a bare king) and drawish material; both need the material picture.
-    black_bare = occ_b == kings & occ_b
-    white_bare = occ_w == kings & occ_w
     if black_bare or white_bare or (knights | rooks | queens) == ZERO or wp == ZERO or bp == ZERO:
         w_mat = wpc + 3.2 * wn + 3.3 * wb + 5 * wr + 9.5 * wq
         b_mat = bpc + 3.2 * bn + 3.3 * bb_ + 5 * br + 9.5 * bq
