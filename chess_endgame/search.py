@@ -252,7 +252,6 @@ class Searcher:
             array[:] = 0
         if self._tree is not None:
             self._tree.eval_keys[:] = 0
-            self._tree.countermoves[:] = 0
 
     # -- public --------------------------------------------------------------
 

@@ -214,24 +214,6 @@ def test_history_follows_the_cutoffs_and_stays_bounded() -> None:
     assert (searcher._history > 0).any() and (searcher._history < 0).any()
 
 
-def test_countermoves_are_learnt_kept_through_a_game_and_forgotten_with_it() -> None:
-    """A quiet cutoff becomes the countermove of the move before it: the table fills during a search,
-    keeps its entries into the next search of the game, and ``clear`` (ucinewgame) empties it."""
-    searcher = Searcher()
-    board = chess.Board("r1bq1rk1/pp2bppp/2n1pn2/3p4/2PP4/2N2N2/PP2BPPP/R2QKB1R w KQ - 0 8")
-    searcher.search(board, Limits(depth=8))
-    table = searcher._tree.countermoves
-    learnt = table.copy()
-    assert np.count_nonzero(learnt[0]) > 10 and np.count_nonzero(learnt[1]) > 10  # both sides' replies
-    codes = learnt[learnt != 0]  # move codes: from | to << 6, never a null move
-    assert ((codes & 63) != ((codes >> 6) & 63)).all()
-    board.push_uci("a2a3")
-    searcher.search(board, Limits(depth=1))
-    assert np.count_nonzero(table) >= np.count_nonzero(learnt) // 2  # kept into the game's next search
-    searcher.clear()
-    assert not table.any()
-
-
 def test_repetition_in_the_game_history_is_a_draw() -> None:
     board = chess.Board("8/8/8/4k3/8/8/4K3/4R3 w - - 0 1")
     fresh = Searcher().search(board, Limits(depth=3, searchmoves=[chess.Move.from_uci("e2d2")]))

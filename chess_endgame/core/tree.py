@@ -65,8 +65,8 @@ NO, YES, FIRST_PLY = np.int64(0), np.int64(1), np.int64(1)
 #: What a move is, for ordering, pruning and reductions (moves from KILLER on are quiet).
 GOOD_CAPTURE, PROMOTION, BAD_CAPTURE, KILLER, QUIET = range(1, 6)
 PIECE_VALUE = np.array([0, 100, 320, 330, 500, 950, 20000], dtype=np.int64)
-_CAPTURE, _PROMOTION, _KILLER1, _KILLER2, _COUNTER, _BAD_CAPTURE, _TT_MOVE = \
-    1_000_000, 900_000, 800_000, 700_000, 600_000, -1_000_000, 10_000_000
+_CAPTURE, _PROMOTION, _KILLER1, _KILLER2, _BAD_CAPTURE, _TT_MOVE = \
+    1_000_000, 900_000, 800_000, 700_000, -1_000_000, 10_000_000
 
 # Selective search. Each piece keeps its endgame guard (see search()); the figures are
 # Stockfish's ideas at this engine's scale (centipawns, plies, move counts).
@@ -92,8 +92,7 @@ NODES, NEXT_CHECK, STOPPED, SELDEPTH, TBHITS, ROOT_DEPTH, TB_PIECES, PROBE_DEPTH
 #: The arrays of a search (see :func:`new_tree`), in the order :class:`Tree` takes them.
 TREE_FIELDS = ("bb", "mailbox", "state", "keys", "undo", "counters", "tt_keys", "tt_data", "moves", "scores",
                "kinds", "killers", "history", "pv", "pv_length", "partial_pv", "weights", "features", "pawn_keys",
-               "pawn_values", "eval_keys", "eval_values", "gains", "wdl_keys", "wdl_values", "tb_materials",
-               "countermoves", "ply_moves")
+               "pawn_values", "eval_keys", "eval_values", "gains", "wdl_keys", "wdl_values", "tb_materials")
 
 if COMPILED:
     from numba.core import types
@@ -342,15 +341,12 @@ def _is_passer(t, square, color):
 @njit
 def _order(t, ply, n, tt_move):
     """Score and classify the ``n`` moves at ``t.moves[ply]``: the TT move, captures that win material
-    by SEE (MVV-LVA among them), promotions, killers, the countermove (the quiet move that last refuted
-    the move just played), quiet moves by history, losing captures."""
+    by SEE (MVV-LVA among them), promotions, killers, quiet moves by history, losing captures."""
     moves, scores, kinds = t.moves[ply], t.scores[ply], t.kinds[ply]
     mailbox = t.mailbox
     us = t.state[TURN]
     ep = t.state[EP]
     killer1, killer2 = t.killers[ply, 0], t.killers[ply, 1]
-    previous = t.ply_moves[ply - 1] if ply > 0 else 0
-    counter = t.countermoves[us, previous & 4095] if previous else -1
     for i in range(n):
         move = moves[i]
         frm, to = move & 63, (move >> 6) & 63
@@ -374,8 +370,6 @@ def _order(t, ply, n, tt_move):
             scores[i], kinds[i] = _KILLER1, KILLER
         elif move == killer2:
             scores[i], kinds[i] = _KILLER2, KILLER
-        elif move == counter:
-            scores[i], kinds[i] = _COUNTER, KILLER
         else:
             scores[i], kinds[i] = t.history[us, move & 4095], QUIET
 
@@ -480,7 +474,6 @@ def search(t, depth, alpha, beta, ply, pv_node, null_ok, check, known, probe, ch
             # Null-move pruning: let the opponent move twice; if that still fails high, so does this.
             if null_ok and depth >= 3 and pieces_us and static >= beta:
                 reduction = 3 + depth // 4 + min(2, (static - beta) // 200)
-                t.ply_moves[ply] = 0
                 make_null(bb, state, t.keys, t.undo)
                 score = -search(t, depth - 1 - reduction, -beta, -beta + 1, ply + 1, NO, NO, ZERO, NO,
                                 probe, check_fn)
@@ -524,7 +517,6 @@ def search(t, depth, alpha, beta, ply, pv_node, null_ok, check, known, probe, ch
         if quiet and quiets >= late and best > -TB_BOUND and not pawn_move:
             continue  # late move pruning (pawn moves, passers among them, are kept)
         make(bb, t.mailbox, state, t.keys, t.undo, move)
-        t.ply_moves[ply] = move
         child_check = checkers(bb, state)
         gives_check = child_check != ZERO
         passer = quiet and pawn_move and _is_passer(t, to, us)
@@ -607,16 +599,12 @@ def _extension(t, move, ply, mover):
 
 @njit
 def _reward(t, move, ply, depth, us, tried):
-    """The quiet move at index ``tried`` of ``t.moves[ply]`` caused a cutoff: make it a killer and the
-    countermove of the move before it, raise its history and lower that of the quiet moves ordered
-    before it (searched, or pruned by late move or futility pruning: both ranked above a move that
-    turned out better)."""
+    """The quiet move at index ``tried`` of ``t.moves[ply]`` caused a cutoff: make it a killer, raise
+    its history and lower that of the quiet moves ordered before it (searched, or pruned by late move
+    or futility pruning: both ranked above a move that turned out better)."""
     if t.killers[ply, 0] != move:
         t.killers[ply, 1] = t.killers[ply, 0]
         t.killers[ply, 0] = move
-    previous = t.ply_moves[ply - 1] if ply > 0 else 0
-    if previous:
-        t.countermoves[us, previous & 4095] = move
     bonus = min(depth * depth, HISTORY_BONUS_MAX)
     history = t.history
     history_add(history, us, move & 4095, bonus)
@@ -784,7 +772,6 @@ def root(t, depth, alpha, beta, root_moves, root_scores, count, probe, check_fn)
     for i in range(count):
         move = root_moves[i]
         make(bb, t.mailbox, state, t.keys, t.undo, move)
-        t.ply_moves[0] = move
         if i == 0:
             score = -search(t, depth - 1, -beta, -alpha, FIRST_PLY, YES, YES, ZERO, NO, probe, check_fn)
         else:
@@ -861,8 +848,7 @@ def new_tree(position_arrays: tuple, tt_keys: np.ndarray, tt_data: np.ndarray, h
                   pawn_keys=pawn_table[0], pawn_values=pawn_table[1],
                   eval_keys=np.zeros(EVAL_CACHE_SIZE, dtype=np.uint64),
                   eval_values=np.zeros(EVAL_CACHE_SIZE, dtype=np.int64), gains=np.zeros(34, dtype=np.int64),
-                  wdl_keys=wdl_cache[0], wdl_values=wdl_cache[1], tb_materials=wdl_cache[2],
-                  countermoves=np.zeros((2, 4096), dtype=np.int32), ply_moves=np.zeros(MAX_PLY + 2, dtype=np.int32))
+                  wdl_keys=wdl_cache[0], wdl_values=wdl_cache[1], tb_materials=wdl_cache[2])
     if not COMPILED:
         return Tree(**arrays)
     tree = _tree_struct(*(arrays[name] for name in TREE_FIELDS))
