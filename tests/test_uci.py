@@ -200,7 +200,8 @@ def test_bad_input_keeps_the_engine_alive(syzygy_path: str) -> None:
         joined = " | ".join(texts)
         for words in ("unknown command: garbage", "invalid FEN", "illegal", "No such option: NoSuchOption",
                       "option Hash takes an integer", "option MultiPV takes an integer",
-                      "option Syzygy50MoveRule takes true or false", "option Contempt takes an integer", "go nodes -5", "go depth needs an integer"):
+                      "option Syzygy50MoveRule takes true or false", "option Contempt takes an integer",
+                      "go nodes -5", "go depth needs an integer"):
             assert words in joined, words
         pipe.send("stop")  # the huge depth is a search without end until stopped
         pipe.send("isready")
