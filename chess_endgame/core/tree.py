@@ -92,7 +92,8 @@ NODES, NEXT_CHECK, STOPPED, SELDEPTH, TBHITS, ROOT_DEPTH, TB_PIECES, PROBE_DEPTH
 #: The arrays of a search (see :func:`new_tree`), in the order :class:`Tree` takes them.
 TREE_FIELDS = ("bb", "mailbox", "state", "keys", "undo", "counters", "tt_keys", "tt_data", "moves", "scores",
                "kinds", "killers", "history", "pv", "pv_length", "partial_pv", "weights", "features", "pawn_keys",
-               "pawn_values", "eval_keys", "eval_values", "gains", "wdl_keys", "wdl_values", "tb_materials")
+               "pawn_values", "eval_keys", "eval_values", "gains", "wdl_keys", "wdl_values", "tb_materials",
+               "statics")
 
 if COMPILED:
     from numba.core import types
@@ -465,11 +466,18 @@ def search(t, depth, alpha, beta, ply, pv_node, null_ok, check, known, probe, ch
     # Pieces other than king and pawns for the side to move: without them zugzwang is the rule.
     pieces_us = bb[8 * us] & ~(bb[8 * us + PAWN_T] | bb[8 * us + KING_T])
     static = -INF
+    improving = 1
     if not check:
         static = _static(t)
+        # Improving: the side to move stands better than two plies ago (or was in check then).
+        if ply >= 2 and t.statics[ply - 2] > -INF:
+            improving = 1 if static > t.statics[ply - 2] else 0
+    t.statics[ply] = static
+    if not check:
         if not pv_node and abs(beta) < TB_BOUND:
-            # Reverse futility pruning (static null move): far above beta near the leaves.
-            if depth <= RFP_DEPTH and pieces_us and static - RFP_MARGIN * depth >= beta:
+            # Reverse futility pruning (static null move): far above beta near the leaves, sooner
+            # when the position is improving.
+            if depth <= RFP_DEPTH and pieces_us and static - RFP_MARGIN * (depth - improving) >= beta:
                 return static
             # Null-move pruning: let the opponent move twice; if that still fails high, so does this.
             if null_ok and depth >= 3 and pieces_us and static >= beta:
@@ -534,6 +542,7 @@ def search(t, depth, alpha, beta, ply, pv_node, null_ok, check, known, probe, ch
             reduction = 0
             if depth >= 3 and searched >= 2 and (quiet or kind == BAD_CAPTURE) and not extension and not passer:
                 reduction = lmr[min(searched, MAX_MOVES - 1)]
+                reduction += 1 - improving
                 reduction -= pv_node + gives_check + (kind == KILLER)
                 reduction -= t.history[us, move & 4095] > HISTORY_GOOD
                 reduction = max(0, min(reduction, new_depth - 1))
@@ -767,6 +776,7 @@ def root(t, depth, alpha, beta, root_moves, root_scores, count, probe, check_fn)
     bb, state = t.bb, t.state
     t.counters[ROOT_DEPTH] = depth
     t.pv_length[0] = 0
+    t.statics[0] = -INF  # the root has no static evaluation: its grandchildren count as improving
     best = -INF
     line_one = t.counters[MULTIPV_LINE] == 0
     for i in range(count):
@@ -848,7 +858,8 @@ def new_tree(position_arrays: tuple, tt_keys: np.ndarray, tt_data: np.ndarray, h
                   pawn_keys=pawn_table[0], pawn_values=pawn_table[1],
                   eval_keys=np.zeros(EVAL_CACHE_SIZE, dtype=np.uint64),
                   eval_values=np.zeros(EVAL_CACHE_SIZE, dtype=np.int64), gains=np.zeros(34, dtype=np.int64),
-                  wdl_keys=wdl_cache[0], wdl_values=wdl_cache[1], tb_materials=wdl_cache[2])
+                  wdl_keys=wdl_cache[0], wdl_values=wdl_cache[1], tb_materials=wdl_cache[2],
+                  statics=np.zeros(MAX_PLY + 2, dtype=np.int64))
     if not COMPILED:
         return Tree(**arrays)
     tree = _tree_struct(*(arrays[name] for name in TREE_FIELDS))
