@@ -23,16 +23,18 @@ from __future__ import annotations
 
 import asyncio
 import concurrent.futures
+import contextlib
 import itertools
 import math
 import queue
 import re
 import shlex
+import signal
 import sys
 import threading
 import time
 from collections import Counter
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 
 import chess
@@ -355,6 +357,25 @@ def open_engines(spec: MatchSpec, jobs: int = 1) -> list[list[MatchEngine]]:
     return pairs
 
 
+@contextlib.contextmanager
+def _ctrl_c_deferred() -> Iterator[None]:
+    """In the main thread, Ctrl-C (SIGINT with Python's default handler) inside the block raises
+    KeyboardInterrupt only when the block is done, so that a finished game is never half handed over
+    (counted but not written, or written in part)."""
+    if threading.current_thread() is not threading.main_thread() or \
+            signal.getsignal(signal.SIGINT) is not signal.default_int_handler:
+        yield
+        return
+    caught: list[int] = []
+    signal.signal(signal.SIGINT, lambda signum, frame: caught.append(signum))
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGINT, signal.default_int_handler)
+    if caught:
+        raise KeyboardInterrupt
+
+
 def run_match(spec: MatchSpec, *, jobs: int = 1, on_game: Callable[[GameResult], None] | None = None,
               pairs: list[list[MatchEngine]] | None = None) -> MatchOutcome:
     """Play the match; ``on_game`` sees every finished game as it arrives (in the calling thread).
@@ -433,9 +454,10 @@ def run_match(spec: MatchSpec, *, jobs: int = 1, on_game: Callable[[GameResult],
             elif isinstance(item, str):
                 outcome.errors.append(item)
             else:
-                outcome.games.append(item)
-                if on_game:
-                    on_game(item)
+                with _ctrl_c_deferred():  # the outcome and on_game (the PGN) see the same games
+                    outcome.games.append(item)
+                    if on_game:
+                        on_game(item)
     except KeyboardInterrupt:
         outcome.interrupted = True
         aborted.set()

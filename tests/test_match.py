@@ -275,6 +275,21 @@ def test_ctrl_c_reports_and_keeps_the_finished_games(syzygy_path: str, tmp_path:
     assert f"interrupted; {len(games)} of 1000 games finished" in err
 
 
+def test_ctrl_c_while_a_finished_game_is_handed_over_waits_until_it_is() -> None:
+    """The race behind a report that counted one game more than the PGN held: Ctrl-C between
+    counting a game and writing it."""
+    from chess_endgame.engine_match import _ctrl_c_deferred
+
+    handed_over = []
+    with pytest.raises(KeyboardInterrupt):
+        with _ctrl_c_deferred():
+            os.kill(os.getpid(), signal.SIGINT)
+            time.sleep(0.05)  # Python runs the handler here; it must not raise yet
+            handed_over.append("written")
+    assert handed_over == ["written"]
+    assert signal.getsignal(signal.SIGINT) is signal.default_int_handler
+
+
 def write_fen(tmp_path: Path) -> Path:
     path = tmp_path / "fen.epd"
     path.write_text(FEN + "\n")
