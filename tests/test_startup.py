@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import os
 import queue
+import shutil
 import subprocess
 import sys
 import threading
@@ -146,3 +147,20 @@ def test_warm_command_reports_each_step() -> None:
     assert any(line.startswith("search, endgame, depth 3") for line in lines)
     assert any(line.startswith("total") for line in lines)
     assert "cache:" in lines[-1]
+
+
+def test_a_change_anywhere_in_the_core_recompiles_all_of_it(tmp_path: Path) -> None:
+    """numba stamps a cached function with its own file's hash; the tree compiles the evaluation of
+    features.py into itself, so every file of the core is stamped with the digest of all of them."""
+    from chess_endgame.core import jit, tree
+
+    copy = tmp_path / "core"
+    shutil.copytree(jit.CORE_DIR, copy, ignore=shutil.ignore_patterns("__pycache__"))
+    before = jit.sources_digest(str(copy))
+    assert before == jit.sources_digest()
+    features = copy / "features.py"
+    features.write_text(features.read_text() + "\n# a change in another file of the core\n")
+    assert jit.sources_digest(str(copy)) != before
+    # The stamp numba keeps with the tree's cached code, and checks before loading it.
+    assert jit.COMPILED
+    assert tree.search._cache._impl.locator.get_source_stamp() == jit.sources_digest()

@@ -7,10 +7,16 @@ the package's ``__pycache__`` directories, the user cache directory
 (``~/.cache/numba`` on Linux, or ``$XDG_CACHE_HOME/numba``). Where none is writable
 numba refuses ``cache=True``; the functions are then compiled without a cache (at
 every start, which takes seconds) and one line on stderr says how to keep them.
+
+numba stamps a cached function with the hash of its own source file only, so a change in a
+function it calls from another file (the evaluation, which the tree compiles into itself) would
+leave the old machine code in the cache. Here every file of the core is stamped with the digest of
+all of them (:func:`sources_digest`): any change to the core recompiles all of it.
 """
 
 from __future__ import annotations
 
+import hashlib
 import os
 import sys
 import warnings
@@ -30,6 +36,45 @@ if not COMPILED:
 
 #: False once numba found no writable cache directory (the functions then compile at every start).
 CACHED = True
+
+#: The directory of the core's source files.
+CORE_DIR = os.path.dirname(os.path.abspath(__file__))
+
+
+def sources_digest(directory: str = CORE_DIR) -> bytes:
+    """SHA-256 of the ``.py`` files of ``directory``: their names and contents, in name order."""
+    digest = hashlib.sha256()
+    for name in sorted(os.listdir(directory)):
+        if name.endswith(".py"):
+            with open(os.path.join(directory, name), "rb") as f:
+                digest.update(name.encode() + b"\0" + f.read() + b"\0")
+    return digest.digest()
+
+
+def _stamp_the_core_as_one() -> None:
+    """Give every cache locator numba tries a subclass whose stamp for a file of the core is
+    :func:`sources_digest` (numba's own: that file's hash). Other files keep numba's stamp."""
+    from numba.core import caching
+
+    impl = getattr(caching, "CacheImpl", None) or getattr(caching, "_CacheImpl", None)  # public from 0.61
+    if impl is None or not getattr(impl, "_locator_classes", None):
+        return
+    digest = sources_digest()
+
+    def stamped(locator: type) -> type:
+        def get_source_stamp(self):  # noqa: ANN001, ANN202 - numba's signature
+            py_file = getattr(self, "_py_file", None)
+            if py_file and os.path.dirname(os.path.abspath(py_file)) == CORE_DIR:
+                return digest
+            return locator.get_source_stamp(self)
+
+        return type(locator.__name__, (locator,), {"get_source_stamp": get_source_stamp, "__module__": __name__})
+
+    impl._locator_classes = [stamped(locator) for locator in impl._locator_classes]
+
+
+if numba is not None:
+    _stamp_the_core_as_one()
 
 
 def njit(func):
