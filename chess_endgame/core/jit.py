@@ -59,13 +59,15 @@ def _stamp_the_core_as_one() -> None:
     impl = getattr(caching, "CacheImpl", None) or getattr(caching, "_CacheImpl", None)  # public from 0.61
     if impl is None or not getattr(impl, "_locator_classes", None):
         return
-    digest = sources_digest()
+    digest: list[bytes] = []  # read when numba first loads or saves a cache entry, not at import
 
     def stamped(locator: type) -> type:
         def get_source_stamp(self):  # noqa: ANN001, ANN202 - numba's signature
             py_file = getattr(self, "_py_file", None)
             if py_file and os.path.dirname(os.path.abspath(py_file)) == CORE_DIR:
-                return digest
+                if not digest:
+                    digest.append(sources_digest())
+                return digest[0]
             return locator.get_source_stamp(self)
 
         return type(locator.__name__, (locator,), {"get_source_stamp": get_source_stamp, "__module__": __name__})
