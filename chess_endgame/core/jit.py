@@ -16,6 +16,7 @@ all of them (:func:`sources_digest`): any change to the core recompiles all of i
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import os
 import sys
@@ -59,15 +60,13 @@ def _stamp_the_core_as_one() -> None:
     impl = getattr(caching, "CacheImpl", None) or getattr(caching, "_CacheImpl", None)  # public from 0.61
     if impl is None or not getattr(impl, "_locator_classes", None):
         return
-    digest: list[bytes] = []  # read when numba first loads or saves a cache entry, not at import
+    core_digest = functools.cache(sources_digest)  # read when numba first loads or saves an entry, not at import
 
     def stamped(locator: type) -> type:
-        def get_source_stamp(self):  # noqa: ANN001, ANN202 - numba's signature
+        def get_source_stamp(self):
             py_file = getattr(self, "_py_file", None)
             if py_file and os.path.dirname(os.path.abspath(py_file)) == CORE_DIR:
-                if not digest:
-                    digest.append(sources_digest())
-                return digest[0]
+                return core_digest()
             return locator.get_source_stamp(self)
 
         return type(locator.__name__, (locator,), {"get_source_stamp": get_source_stamp, "__module__": __name__})
