@@ -74,6 +74,19 @@ def test_null_move_pruning_does_not_miss_a_zugzwang() -> None:
     assert Searcher().search(board, Limits(depth=12)).best_move == chess.Move.from_uci("e1f1")
 
 
+@pytest.mark.parametrize(("fen", "only_win"), [
+    ("8/8/6k1/8/8/8/4P3/4K3 w - - 0 1", "e1d2"),  # king and pawn against king: the opposition
+    ("8/7k/8/2p5/8/1K6/4P3/8 w - - 0 1", "b3c4"),  # the c-pawn falls, the e-pawn then queens
+])
+def test_null_move_is_never_tried_by_a_side_with_only_king_and_pawns(fen: str, only_win: str) -> None:
+    # The only winning move by the tables (none are used here). A null move at a node where the
+    # defender has only king and pawns lets it pass out of its zugzwang: with that guard removed the
+    # search misses the first move at every depth here and the second at depths 6 and 8.
+    board = chess.Board(fen)
+    for depth in (6, 8, 10, 12):
+        assert Searcher().search(board, Limits(depth=depth)).best_move.uci() == only_win, depth
+
+
 def test_a_capture_into_a_pure_pawn_ending_is_extended() -> None:
     from chess_endgame.core import tree as core
     from chess_endgame.core.position import make, unmake
