@@ -134,7 +134,14 @@ def _problem(exc: BaseException) -> str:
 
 
 class _GuardedTablebase(chess.syzygy.Tablebase):
-    """python-chess tablebase whose table accesses turn file errors into _CorruptTable."""
+    """python-chess tablebase whose table accesses turn file errors into _CorruptTable, and whose
+    close() cannot hang after Ctrl-C."""
+
+    #: A read was cut short by KeyboardInterrupt (or another BaseException). python-chess counts each
+    #: table's readers and its close() waits until that count is 0; an interrupt between a read's
+    #: end and its count's decrement leaves the count at 1, and close() would wait for ever (seen as
+    #: ``tablebases verify --deep`` not exiting after Ctrl-C).
+    interrupted = False
 
     def _guard(self, tables: dict, board: chess.Board, exc: Exception) -> _CorruptTable:
         table = tables.get(chess.syzygy.calc_key(board))
@@ -159,6 +166,9 @@ class _GuardedTablebase(chess.syzygy.Tablebase):
             raise
         except Exception as exc:  # noqa: BLE001 - any failure inside a file is corruption
             raise self._guard(self.wdl, board, exc) from exc
+        except BaseException:
+            self.interrupted = True
+            raise
 
     def probe_dtz_table(self, board: chess.Board, wdl: int) -> tuple[int, int]:
         try:
@@ -167,6 +177,20 @@ class _GuardedTablebase(chess.syzygy.Tablebase):
             raise
         except Exception as exc:  # noqa: BLE001
             raise self._guard(self.dtz, board, exc) from exc
+        except BaseException:
+            self.interrupted = True
+            raise
+
+    def close(self) -> None:
+        """Close every table; after an interrupted read, drop them instead: their memory maps are
+        unmapped when collected, and nothing waits on a reader that will never leave."""
+        if not self.interrupted:
+            super().close()
+            return
+        self.wdl.clear()
+        self.dtz.clear()
+        with self.lru_lock:
+            self.lru.clear()
 
 
 def split_path(path: str | Iterable[str] | None) -> list[str]:

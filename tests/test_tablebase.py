@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 import shutil
+import threading
 from pathlib import Path
 
 import chess
@@ -171,3 +172,44 @@ def test_invalid_position_is_not_reported_as_a_missing_table(prober: Prober) -> 
     # The black king is in check with White to move: python-chess would "capture" it.
     answer = prober.probe(chess.Board("8/8/8/8/8/5k2/8/2KB1N2 w - - 0 1"))
     assert isinstance(answer, NotCovered) and answer.reason is Reason.INVALID_POSITION
+
+
+class _CtrlCAsTheReaderLeaves(threading.Condition):
+    """python-chess's reader count for one table, with Ctrl-C arriving as a read ends: after the
+    count went up (the first entry) and before it comes down (the second), as SIGINT can."""
+
+    entries = 0
+
+    def __enter__(self) -> bool:
+        entered = super().__enter__()
+        self.entries += 1
+        if self.entries == 2:
+            self.release()
+            raise KeyboardInterrupt
+        return entered
+
+
+@pytest.mark.parametrize("kind", ["wdl", "dtz"])
+def test_close_after_ctrl_c_in_a_table_read_returns(syzygy_path: str, kind: str) -> None:
+    prober = Prober(syzygy_path, cache_size=0)
+    board = chess.Board("8/8/8/8/8/4k3/8/Q3K3 w - - 0 1")
+    probe = prober.probe_wdl if kind == "wdl" else prober.probe_dtz
+    probe(board)  # opens the table
+    table = getattr(prober._tables, kind)["KQvK"]
+    table.read_condition = _CtrlCAsTheReaderLeaves()
+    with pytest.raises(KeyboardInterrupt):
+        probe(board)
+    assert table.read_count == 1  # python-chess's own close() waits for this to reach 0
+    closer = threading.Thread(target=prober.close, daemon=True)
+    closer.start()
+    closer.join(10)
+    assert not closer.is_alive(), "close() hangs after Ctrl-C"
+
+
+def test_close_closes_the_tables(syzygy_path: str) -> None:
+    prober = Prober(syzygy_path, cache_size=0)
+    prober.probe_wdl(chess.Board("8/8/8/8/8/4k3/4P3/4K3 w - - 0 1"))
+    table = prober._tables.wdl["KPvK"]
+    assert table.data is not None
+    prober.close()
+    assert table.data is None
