@@ -105,6 +105,28 @@ def test_a_capture_into_a_pure_pawn_ending_is_extended() -> None:
         unmake(*arrays, move)
 
 
+@pytest.mark.parametrize(("fen", "extension"), [
+    ("6k1/5ppp/8/8/8/8/5PPP/3R2K1 w - - 0 1", 1),  # Rd8+: nothing can take the rook
+    ("r5k1/5ppp/8/8/8/8/5PPP/3R2K1 w - - 0 1", 0),  # Rd8+ Rxd8: the check gives the rook away
+    ("3r2k1/5ppp/8/8/8/8/5PPP/3R2K1 w - - 0 1", 1),  # Rxd8+: it wins the rook
+])
+def test_only_a_check_that_does_not_lose_material_is_extended(fen: str, extension: int) -> None:
+    from chess_endgame.core import tree as core
+    from chess_endgame.core.position import make, unmake
+    from chess_endgame.search import encode
+
+    searcher = Searcher()
+    searcher.search(chess.Board(fen), Limits(depth=1))
+    arrays = searcher.position.arrays()
+    move = encode(chess.Move.from_uci("d1d8"))
+    make(*arrays, move)
+    made = [array.copy() for array in arrays]
+    assert core._check_extension(searcher._tree, move) == extension
+    # It looks at the position before the move and leaves the one after it as it found it.
+    assert all((array == before).all() for array, before in zip(arrays, made, strict=True))
+    unmake(*arrays, move)
+
+
 def test_quiescence_takes_a_settling_bound_from_the_table() -> None:
     """A quiescence node whose position the TT holds returns the stored score when its bound settles
     the window (one node, nothing searched), and searches when it does not."""

@@ -421,8 +421,6 @@ def search(t, depth, alpha, beta, ply, pv_node, null_ok, check, known, probe, ch
     beta = min(beta, MATE - ply - 1)
     if alpha >= beta:
         return alpha
-    if check:
-        depth += 1  # check extension
 
     key = t.keys[state[PLY]]
     slot = tt_probe(t, key)
@@ -532,6 +530,8 @@ def search(t, depth, alpha, beta, ply, pv_node, null_ok, check, known, probe, ch
             unmake(bb, t.mailbox, state, t.keys, t.undo, move)
             continue  # futility pruning: even a good quiet move cannot reach alpha
         extension = _extension(t, move, ply, us)
+        if gives_check and not leaf:
+            extension += _check_extension(t, move)
         new_depth = depth - 1 + extension
         if leaf and not extension:
             t.pv_length[ply + 1] = 0
@@ -591,7 +591,7 @@ def _update_pv(t, ply, move):
 def _extension(t, move, ply, mover):
     """Plies added to ``move`` (already made): a passed pawn reaching the seventh rank, and a capture
     that trades the last piece into a pure pawn ending, which decides most endgames and is cheap to
-    search. Checks are extended where the checked side moves."""
+    search. Safe checks are extended by :func:`_check_extension`."""
     if ply >= 2 * t.counters[ROOT_DEPTH]:
         return 0  # extensions never more than double the line
     bb = t.bb
@@ -604,6 +604,17 @@ def _extension(t, move, ply, mover):
     if not pieces and KNIGHT_T <= captured <= QUEEN_T:
         return PAWN_ENDING_EXTENSION  # the move took the last piece
     return 0
+
+
+@njit
+def _check_extension(t, move):
+    """1 when ``move`` (already made) gives a check that does not lose material by SEE, else 0: a
+    safe check is searched a ply deeper, a sacrificial one (mostly spite checks) is not."""
+    bb, mailbox, state = t.bb, t.mailbox, t.state
+    unmake(bb, mailbox, state, t.keys, t.undo, move)
+    safe = see(t, move) >= 0
+    make(bb, mailbox, state, t.keys, t.undo, move)
+    return 1 if safe else 0
 
 
 @njit
@@ -782,12 +793,14 @@ def root(t, depth, alpha, beta, root_moves, root_scores, count, probe, check_fn)
     for i in range(count):
         move = root_moves[i]
         make(bb, t.mailbox, state, t.keys, t.undo, move)
+        check = checkers(bb, state)
+        child = depth - 1 + (_check_extension(t, move) if check and depth > 1 else 0)
         if i == 0:
-            score = -search(t, depth - 1, -beta, -alpha, FIRST_PLY, YES, YES, ZERO, NO, probe, check_fn)
+            score = -search(t, child, -beta, -alpha, FIRST_PLY, YES, YES, check, YES, probe, check_fn)
         else:
-            score = -search(t, depth - 1, -alpha - 1, -alpha, FIRST_PLY, NO, YES, ZERO, NO, probe, check_fn)
+            score = -search(t, child, -alpha - 1, -alpha, FIRST_PLY, NO, YES, check, YES, probe, check_fn)
             if score > alpha and not t.counters[STOPPED]:
-                score = -search(t, depth - 1, -beta, -alpha, FIRST_PLY, YES, YES, ZERO, NO, probe, check_fn)
+                score = -search(t, child, -beta, -alpha, FIRST_PLY, YES, YES, check, YES, probe, check_fn)
         unmake(bb, t.mailbox, state, t.keys, t.undo, move)
         if t.counters[STOPPED]:
             break
