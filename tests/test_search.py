@@ -157,6 +157,47 @@ def test_quiescence_takes_a_settling_bound_from_the_table() -> None:
         assert qsearch(*window) == ((stored, 1) if settled else (plain, nodes)), (bound, stored)
 
 
+def test_quiescence_keeps_its_result_in_the_table() -> None:
+    """A quiescence node stores its score (depth 0 at its first ply, which adds quiet checks; -1 deeper),
+    so the next visit takes it in one node; a first-ply node does not take a deeper node's result; and an
+    entry of the main search for the same position is not replaced."""
+    from chess_endgame.core import tree as core
+    from chess_endgame.core.bits import ZERO
+    from chess_endgame.core.position import PLY
+
+    searcher = Searcher()
+    searcher.search(chess.Board("8/5pk1/6p1/3p4/3R4/6P1/5PK1/4r3 w - - 0 1"), Limits(depth=1))
+    tree = searcher._tree
+    key = tree.keys[tree.state[PLY]]
+
+    def qsearch(alpha: int, beta: int, first: np.int64 = core.YES) -> tuple[int, int]:
+        tree.counters[core.NODES] = 0
+        tree.counters[core.NEXT_CHECK] = 1 << 40
+        value = core.qsearch(tree, alpha, beta, 1, first, ZERO, core.NO, searcher._check_callback)
+        return int(value), int(tree.counters[core.NODES])
+
+    def entry() -> tuple[int, int, int]:
+        slot = core.tt_probe(tree, key)
+        assert slot >= 0
+        return tuple(int(x) for x in tree.tt_data[slot, :3])
+
+    searcher.clear()
+    plain, nodes = qsearch(-1000, 1000)
+    assert nodes > 1 and entry() == (0, core.EXACT, plain)
+    assert qsearch(-1000, 1000) == (plain, 1)
+
+    searcher.clear()
+    deeper, _ = qsearch(-1000, 1000, core.NO)
+    assert entry() == (-1, core.EXACT, deeper)
+    assert qsearch(-1000, 1000, core.NO) == (deeper, 1)
+    assert qsearch(-1000, 1000) == (plain, nodes)  # the quiet checks are searched after all
+
+    searcher.clear()
+    core.tt_store(tree, key, 5, core.LOWER, plain - 300, 0)
+    assert qsearch(-1000, 1000) == (plain, nodes)  # the bound does not settle the window
+    assert entry() == (5, core.LOWER, plain - 300)
+
+
 def test_node_and_depth_limits_are_exact() -> None:
     board = chess.Board("8/5pk1/6p1/8/3R4/6P1/5PK1/4r3 w - - 0 1")
     for nodes in (1, 500, 4321):

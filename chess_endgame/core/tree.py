@@ -648,9 +648,11 @@ def qsearch(t, alpha, beta, ply, first, check, known, check_fn):
     if _count(t, ply, check_fn):
         return 0
     bb, state, mailbox = t.bb, t.state, t.mailbox
-    # Any stored result is at least as deep as this search: its bound may settle the node.
-    slot = tt_probe(t, t.keys[state[PLY]])
-    if slot >= 0 and state[HALFMOVE] < 90:
+    # A stored result of the main search (depth >= 1) or of quiescence (0 at its first ply, with quiet
+    # checks; -1 deeper) at least as deep as this one: its bound may settle the node.
+    key = t.keys[state[PLY]]
+    slot = tt_probe(t, key)
+    if slot >= 0 and state[HALFMOVE] < 90 and (not first or t.tt_data[slot, 0] >= 0):
         score = from_tt(t.tt_data[slot, 2], ply, state[HALFMOVE])
         bound = t.tt_data[slot, 1]
         if bound == EXACT or (bound == LOWER and score >= beta) or (bound == UPPER and score <= alpha):
@@ -667,12 +669,13 @@ def qsearch(t, alpha, beta, ply, first, check, known, check_fn):
         best = _static(t)
         if best >= beta or ply >= MAX_PLY:
             return best
-        alpha = max(alpha, best)
         n = _tactical(t, moves)
         if first:
             n = _quiet_checks(t, moves, n)
         if not n:
             return best
+    original_alpha = alpha
+    alpha = max(alpha, best)
     ep = state[EP]
     kept = 0
     for i in range(n):
@@ -710,6 +713,10 @@ def qsearch(t, alpha, beta, ply, first, check, known, check_fn):
                 alpha = score
                 if score >= beta:
                     break
+    bound = LOWER if best >= beta else (EXACT if best > original_alpha else UPPER)
+    depth = 0 if first else -1
+    if slot < 0 or t.tt_data[slot, 0] <= depth:  # a deeper entry of this position stays
+        tt_store(t, key, depth, bound, to_tt(best, ply), 0)
     return best
 
 
