@@ -644,7 +644,8 @@ def history_add(history, us, index, bonus):
 @njit
 def qsearch(t, alpha, beta, ply, first, check, known, check_fn):
     """Captures and queen promotions (and quiet checks at its first ply) after a stand-pat score;
-    out of check, moves that lose material by SEE are skipped."""
+    out of check, moves that lose material by SEE are skipped. A searched node stores its score and
+    bound in the TT (depth 0 at the first ply, -1 deeper), unless the TT holds this position deeper."""
     if _count(t, ply, check_fn):
         return 0
     bb, state, mailbox = t.bb, t.state, t.mailbox
