@@ -142,6 +142,36 @@ class SideStats:
             setattr(self, name, getattr(self, name) + getattr(other, name))
 
 
+def share_tables(engine: ExternalEngine, config: EngineConfig, spec: MatchSpec) -> bool:
+    """Set ``engine``'s SyzygyPath to the match's tables as ``spec`` says, unless ``config`` gives it; True when
+    the engine then has tables.
+
+    :raises EngineError: in one line when the engine refuses the path (the engine is closed).
+    """
+    if "syzygypath" in {name.lower() for name, _ in config.options}:
+        return True
+    if "SyzygyPath" not in engine.engine.options:
+        return False
+    value = spec.syzygy_path if spec.engine_tables and spec.syzygy_path else "<empty>"
+    try:
+        engine.engine.configure({"SyzygyPath": value})
+    except chess.engine.EngineError as exc:
+        engine.close()
+        raise EngineError(f"cannot set SyzygyPath of {engine.command!r}: {exc}") from None
+    return value != "<empty>"
+
+
+def open_judge(config: EngineConfig, spec: MatchSpec, nodes: int) -> ExternalEngine:
+    """A UCI engine that judges the balance of the starts (:func:`.match.balanced_starts`) at ``nodes`` nodes
+    a position, with the match's tables as :func:`share_tables` gives them.
+
+    :raises EngineError: in one line when it cannot be started or configured.
+    """
+    judge = ExternalEngine(config.command_line, dict(config.options), SearchLimits(nodes=nodes))
+    share_tables(judge, config, spec)
+    return judge
+
+
 class MatchEngine(ExternalEngine):
     """One side of a match: a UCI engine that plays on the game's clock or at fixed limits."""
 
@@ -149,18 +179,7 @@ class MatchEngine(ExternalEngine):
         super().__init__(config.command_line, dict(config.options), spec.limits)
         self.config = config
         self.fixed_limit = self.limit if spec.tc is None else None
-        self.tables = False
-        given = {name.lower() for name, _ in config.options}
-        try:
-            if "syzygypath" in given:
-                self.tables = True
-            elif "SyzygyPath" in self.engine.options:
-                value = spec.syzygy_path if spec.engine_tables and spec.syzygy_path else "<empty>"
-                self.engine.configure({"SyzygyPath": value})
-                self.tables = value != "<empty>"
-        except chess.engine.EngineError as exc:
-            self.close()
-            raise EngineError(f"cannot set SyzygyPath of {self.command!r}: {exc}") from None
+        self.tables = share_tables(self, config, spec)
         self.clock: Clock | None = None
         self.stats = SideStats()
         self.alive = True

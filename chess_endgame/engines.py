@@ -85,6 +85,13 @@ class PlayerEngine:
                       None if score is None else score.mate,
                       decision.depth, decision.nodes, time.monotonic() - start, [m.uci() for m in decision.pv])
 
+    def evaluate(self, board: chess.Board) -> chess.engine.Score | None:
+        """The search's score of ``board`` from the side to move (None when no iteration finished)."""
+        score = self._decide(board).score
+        if score is None:
+            return None
+        return chess.engine.Mate(score.mate) if score.mate is not None else chess.engine.Cp(score.cp or 0)
+
     def move(self, board: chess.Board) -> AgentMove:
         """A game move, commented with its tablebase class or the search's verdict."""
         decision = self._decide(board)
@@ -138,14 +145,22 @@ class ExternalEngine:
     def new_position(self) -> None:
         self._game = object()  # python-chess sends ucinewgame when the game object changes
 
-    def answer(self, board: chess.Board) -> Answer:
-        start = time.monotonic()
+    def _play(self, board: chess.Board) -> chess.engine.PlayResult:
         try:
-            result = self.engine.play(board, self.limit, info=chess.engine.INFO_ALL, game=self._game)
+            return self.engine.play(board, self.limit, info=chess.engine.INFO_ALL, game=self._game)
         except chess.engine.EngineTerminatedError as exc:
             raise EngineError(f"the engine {self.command!r} died: {exc}") from None
         except chess.engine.EngineError as exc:
             raise EngineError(f"the engine {self.command!r} failed: {exc}") from None
+
+    def evaluate(self, board: chess.Board) -> chess.engine.Score | None:
+        """The engine's last reported score of ``board`` from the side to move (None when it sent none)."""
+        score = self._play(board).info.get("score")
+        return None if score is None else score.pov(board.turn)
+
+    def answer(self, board: chess.Board) -> Answer:
+        start = time.monotonic()
+        result = self._play(board)
         info = result.info
         score = info.get("score")
         pov = score.pov(board.turn) if score is not None else None

@@ -10,8 +10,10 @@ from __future__ import annotations
 import random
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from typing import Protocol
 
 import chess
+import chess.engine
 
 from .chooser import Choice, choose, game_result
 from .engines import PlayerEngine, SearchLimits
@@ -19,7 +21,6 @@ from .evaluation import Evaluator, Weights
 from .game import play_game
 from .player import Player, PlayerOptions
 from .sampling import random_position
-from .search import Limits
 from .suite.items import read_epd
 from .tablebase import Prober
 from .tune import is_quiet
@@ -47,10 +48,22 @@ class MatchResult:
         return (self.wins + 0.5 * self.draws) / self.games if self.games else float("nan")
 
 
-#: A start is balanced when a short search (:data:`BALANCE_NODES` nodes) scores it within this many
-#: centipawns: neither side wins at once, so the games test play rather than the draw of the start.
+#: A start is balanced when the judge (by default this project's search at :data:`BALANCE_NODES` nodes) scores
+#: it within this many centipawns, and not as a draw (exactly 0: a forced draw, or material the evaluation
+#: scales to a draw, that tests nothing): neither side wins at once, so the games test play rather than the
+#: draw of the start.
 BALANCED_CP = 150
-BALANCE_NODES = 3000
+BALANCE_NODES = 100_000
+#: A judge that keeps fewer than one start in this many (plus 100 tries) is given up on: it cannot judge.
+MAX_TRIES_PER_START = 50
+
+
+class Judge(Protocol):
+    """What scores a candidate start: :class:`~.engines.PlayerEngine` or :class:`~.engines.ExternalEngine`."""
+
+    def new_position(self) -> None: ...
+
+    def evaluate(self, board: chess.Board) -> chess.engine.Score | None: ...
 
 
 def starting_positions(count: int, seed: int,
@@ -65,22 +78,43 @@ def starting_positions(count: int, seed: int,
     return boards
 
 
-def balanced_starts(count: int, seed: int, prober: Prober | None = None, *, max_cp: int = BALANCED_CP,
-                    nodes: int = BALANCE_NODES, progress: Callable[[], None] | None = None) -> list[chess.Board]:
-    """:func:`starting_positions` that this project's search, at ``nodes`` nodes, scores within ``max_cp``.
+def is_balanced(score: chess.engine.Score | None, max_cp: int = BALANCED_CP) -> bool:
+    """A judge's score of a start (either side's view) that keeps it: within ``max_cp``, neither 0 nor a mate."""
+    cp = None if score is None else score.score()  # None for a mate
+    return cp is not None and 0 < abs(cp) <= max_cp
 
-    About half the random placements pass (the others have a pawn running or a
-    piece hanging); each costs a tenth of a second or so. Deterministic for a
-    seed: a node limit, the hash cleared. ``progress`` is called per start found.
+
+def balanced_starts(count: int, seed: int, prober: Prober | None = None, *, judge: Judge | None = None,
+                    max_cp: int = BALANCED_CP, nodes: int = BALANCE_NODES,
+                    progress: Callable[[], None] | None = None) -> list[chess.Board]:
+    """:func:`starting_positions` that ``judge`` keeps (:func:`is_balanced`).
+
+    The default judge is this project's search at ``nodes`` nodes with the
+    hash cleared per position, so a seed gives the same starts every time;
+    about a third of the random placements pass (the others have a pawn
+    running, a piece hanging, or are dead draws), at a few tenths of a
+    second each. An engine judged at a node limit with one thread is
+    deterministic too. ``progress`` is called per start found.
+
+    :raises ValueError: when the judge keeps fewer than one start in
+        :data:`MAX_TRIES_PER_START` (an engine that scores everything 0.00).
     """
-    player = Player(prober, options=PlayerOptions(faster_mate=False))
+    if judge is None:
+        judge = PlayerEngine(Player(prober, options=PlayerOptions(faster_mate=False)), SearchLimits(nodes=nodes))
+    tried, kept, limit = 0, 0, MAX_TRIES_PER_START * count + 100
 
     def balanced(board: chess.Board) -> bool:
-        player.new_game()
-        score = player.decide(board, Limits(nodes=nodes)).score
-        ok = score is not None and score.mate is None and abs(score.cp) <= max_cp  # None: no depth completed
-        if ok and progress:
-            progress()
+        nonlocal tried, kept
+        if tried >= limit:
+            raise ValueError(f"the judge kept {kept} of {tried} random starts (it keeps a start it scores within "
+                             f"+/-{max_cp} cp and not 0.00); it cannot judge these endgames")
+        tried += 1
+        judge.new_position()
+        ok = is_balanced(judge.evaluate(board), max_cp)
+        if ok:
+            kept += 1
+            if progress:
+                progress()
         return ok
 
     return starting_positions(count, seed, balanced)

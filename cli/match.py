@@ -19,7 +19,7 @@ from chess_endgame.engine_match import (
     TimeControl,
 )
 from chess_endgame.engines import EngineError, SearchLimits
-from chess_endgame.match import balanced_starts, read_openings
+from chess_endgame.match import BALANCE_NODES, BALANCED_CP, balanced_starts, read_openings
 
 from .common import (
     EngineCommand,
@@ -133,6 +133,14 @@ def _json(outcome: MatchOutcome, starts: str, jobs: int, games: int) -> dict:
               help="Take the starts from this EPD or FEN file (one position a line, in order, each played twice, "
                    "from the top again when the games need more) instead of random balanced 6- to 10-piece "
                    "endgames.")
+@click.option("--balance-engine", default=None, type=EngineCommand(), metavar="'UCI COMMAND'|self",
+              help="Judge the balance of the random starts with this UCI engine (e.g. /usr/games/stockfish, "
+                   "with the match's tables) instead of this project's search in-process.")
+@click.option("--balance-option", multiple=True, metavar="NAME=VALUE",
+              help="A UCI option of the --balance-engine (repeatable), e.g. --balance-option Threads=1.")
+@click.option("--balance-nodes", default=BALANCE_NODES, show_default=True, type=click.IntRange(1, None),
+              metavar="NODES", help="Nodes the judge searches per candidate start; a start is kept when it "
+                                    f"scores within +/-{BALANCED_CP} cp and not 0.00 (a dead draw).")
 @click.option("--jobs", default=1, show_default=True, type=click.IntRange(1, 64), metavar="GAMES",
               help="Games played at once, each by its own pair of engine processes (at most one per core).")
 @click.option("--max-plies", default=engine_match.DEFAULT_MAX_PLIES, show_default=True,
@@ -152,7 +160,8 @@ def _json(outcome: MatchOutcome, starts: str, jobs: int, games: int) -> dict:
 @syzygy_path_option
 def match(engines: tuple[str, ...], option1: tuple[str, ...], option2: tuple[str, ...], name1: str | None,
           name2: str | None, tc: str | None, movetime: int | None, depth: int | None, nodes: int | None, games: int,
-          seed: int, openings: str | None, jobs: int, max_plies: int, tb_adjudication: bool, engine_tables: bool,
+          seed: int, openings: str | None, balance_engine: str | None, balance_option: tuple[str, ...],
+          balance_nodes: int, jobs: int, max_plies: int, tb_adjudication: bool, engine_tables: bool,
           time_margin: int, pgn_path: str | None, as_json: bool, syzygy_path: str | None) -> None:
     """Play a match between two UCI engines from endgame starts; report W/D/L, score and Elo.
 
@@ -164,6 +173,12 @@ def match(engines: tuple[str, ...], option1: tuple[str, ...], option2: tuple[str
         opening_boards = read_openings(openings) if openings else None
     except ValueError as exc:
         fail(f"--openings: {exc}")
+    if openings and (balance_engine or balance_option):
+        fail("--balance-engine and --balance-option judge the random starts; --openings gives the starts")
+    if balance_option and not balance_engine:
+        fail("--balance-option needs --balance-engine")
+    judge_config = (EngineConfig(balance_engine, _options(balance_option, "--balance-option"))
+                    if balance_engine else None)
     if len(engines) != 2:
         fail(f"a match needs two engines (--engine CMD --engine CMD, {SELF} for this project's); got {len(engines)}")
     if sum(x is not None for x in (tc, movetime, depth, nodes)) > 1:
@@ -188,10 +203,25 @@ def match(engines: tuple[str, ...], option1: tuple[str, ...], option2: tuple[str
             boards = opening_boards
             starts_text = f"{len(boards)} start{'s' if len(boards) > 1 else ''} from {openings}"
         else:
-            with tqdm(total=(games + 1) // 2, desc="starts", unit="start", file=sys.stderr, dynamic_ncols=True,
-                      disable=None, leave=False) as bar:
-                boards = balanced_starts((games + 1) // 2, seed, prober, progress=bar.update)
-            starts_text = f"{len(boards)} balanced endgame start{'s' if len(boards) > 1 else ''} (seed {seed})"
+            judge = None
+            if judge_config is not None:
+                try:
+                    judge = engine_match.open_judge(judge_config, spec, balance_nodes)
+                except EngineError as exc:
+                    fail(f"--balance-engine: {exc}")
+            try:
+                with tqdm(total=(games + 1) // 2, desc="starts", unit="start", file=sys.stderr,
+                          dynamic_ncols=True, disable=None, leave=False) as bar:
+                    boards = balanced_starts((games + 1) // 2, seed, prober, judge=judge, nodes=balance_nodes,
+                                             progress=bar.update)
+            except (EngineError, ValueError) as exc:
+                fail(f"balanced starts: {exc}")
+            finally:
+                if judge is not None:
+                    judge.close()
+            by = judge.name if judge is not None else "this project's search"
+            starts_text = (f"{len(boards)} balanced endgame start{'s' if len(boards) > 1 else ''} (seed {seed}; "
+                           f"judged by {by} at {balance_nodes} nodes)")
         starts_text += ", each played with both colours"
         spec = dataclasses.replace(spec, starts=tuple(b.fen() for b in boards))
     except BaseException:

@@ -14,15 +14,18 @@ import time
 from pathlib import Path
 
 import chess
+import chess.engine
 import chess.pgn
 import pytest
+from chess.engine import Cp, Mate
 from click.testing import CliRunner
 
 from chess_endgame import elo
 from chess_endgame.engine_match import EngineConfig, MatchSpec, TimeControl, run_match
-from chess_endgame.engines import SearchLimits
+from chess_endgame.engines import PlayerEngine, SearchLimits
 from chess_endgame.game import Clock
-from chess_endgame.match import balanced_starts, starting_positions
+from chess_endgame.match import BALANCE_NODES, balanced_starts, is_balanced, starting_positions
+from chess_endgame.player import Player, PlayerOptions
 from chess_endgame_cli.main import cli
 
 BIN = Path(sys.executable).parent
@@ -108,6 +111,44 @@ def test_balanced_starts_are_seeded_and_balanced(prober) -> None:
     assert all(6 <= chess.popcount(b.occupied) <= 10 and b.turn == chess.WHITE for b in starts)
     # The tuner's unfiltered starts stay as they were.
     assert [b.fen() for b in starting_positions(2, seed=4)][0] == "8/8/4r1PK/1p6/8/6k1/8/5R2 w - - 0 1"
+    # The default judge, this project's search at BALANCE_NODES nodes, scores every start within +/-150 and not 0.
+    judge = PlayerEngine(Player(prober, options=PlayerOptions(faster_mate=False)), SearchLimits(nodes=BALANCE_NODES))
+    for board in starts:
+        judge.new_position()
+        assert is_balanced(judge.evaluate(board)), board.fen()
+
+
+def test_a_start_is_balanced_within_150_cp_and_not_a_draw() -> None:
+    kept = [Cp(1), Cp(-1), Cp(150), Cp(-150), Cp(37)]
+    refused = [None, Cp(0), Cp(151), Cp(-151), Cp(2000), Mate(3), Mate(-1), Mate(0)]
+    assert all(is_balanced(score) for score in kept)
+    assert not any(is_balanced(score) for score in refused)
+    assert is_balanced(Cp(300), max_cp=300) and not is_balanced(Cp(301), max_cp=300)
+
+
+class ScriptedJudge:
+    """Scores the candidates in turn from a list; records each call."""
+
+    def __init__(self, scores: list[Cp | Mate | None]) -> None:
+        self.scores, self.calls = list(scores), []
+
+    def new_position(self) -> None:
+        self.calls.append("new")
+
+    def evaluate(self, board: chess.Board) -> Cp | Mate | None:
+        self.calls.append(board.fen())
+        return self.scores.pop(0)
+
+
+def test_the_judge_decides_which_starts_are_kept() -> None:
+    judge = ScriptedJudge([Cp(0), Mate(4), Cp(40), Cp(-900), None, Cp(-120), Cp(5)])
+    starts = balanced_starts(2, seed=7, judge=judge)
+    judged = judge.calls[1::2]
+    assert judge.calls == [x for fen in judged for x in ("new", fen)]  # a fresh position every time
+    assert len(judged) == 6 and len(set(judged)) == 6 and judge.scores == [Cp(5)]  # it stopped once it had two
+    assert [b.fen() for b in starts] == [judged[2], judged[5]]
+    assert [b.fen() for b in starts] == [b.fen() for b in balanced_starts(2, seed=7, judge=ScriptedJudge(
+        [Cp(0), Mate(4), Cp(40), Cp(-900), None, Cp(-120)]))]  # seeded
 
 
 # -- real matches ----------------------------------------------------------------------------------
@@ -243,6 +284,17 @@ def one_line_error(code: int, out: str, err: str, *words: str) -> None:
     (["--engine", "self", "--engine", "self", "--option2", "NoSuchOption=1", "--games", "1"], ["NoSuchOption"]),
     (["--engine", "self", "--engine", "/nonexistent/engine"], ["/nonexistent/engine"]),
     (["--engine", "self", "--engine", "self", "--json", "--pgn", "-"], ["standard output"]),
+    (["--engine", "self", "--engine", "self", "--balance-option", "Threads=1"], ["needs --balance-engine"]),
+    (["--engine", "self", "--engine", "self", "--balance-engine", "self", "--balance-option", "Hash"],
+     ["--balance-option", "NAME=VALUE"]),
+    (["--engine", "self", "--engine", "self", "--balance-engine", "/nonexistent/judge"],
+     ["--balance-engine", "/nonexistent/judge"]),
+    (["--engine", "self", "--engine", "self", "--balance-engine", "self", "--balance-option", "NoSuchOption=1"],
+     ["--balance-engine", "NoSuchOption"]),
+    (["--engine", "self", "--engine", "self", "--balance-nodes", "0"], ["--balance-nodes", "0"]),
+    # fake_engine.py scores every position 0.00, a draw: it keeps no start.
+    (["--engine", "self", "--engine", "self", "--balance-engine", FAKE, "--games", "2"],
+     ["balanced starts", "kept 0 of 150"]),
 ])
 def test_bad_input_gives_one_line(args: list[str], words: list[str]) -> None:
     one_line_error(*run(*args), *words)
@@ -252,6 +304,30 @@ def test_a_bad_openings_file_gives_one_line(tmp_path: Path) -> None:
     epd = tmp_path / "bad.epd"
     epd.write_text(f"{FEN}\nnot a position\n")
     one_line_error(*run("--engine", "self", "--engine", "self", "--openings", str(epd)), f"{epd}:2")
+    epd.write_text(f"{FEN}\n")
+    one_line_error(*run("--engine", "self", "--engine", "self", "--openings", str(epd), "--balance-engine", "self"),
+                   "--openings gives the starts")
+
+
+@needs_stockfish
+def test_stockfish_judges_the_starts(syzygy_path: str) -> None:
+    code, out, err = run("--engine", FAKE, "--engine", FAKE, "--nodes", "1", "--games", "4", "--max-plies", "4",
+                         "--balance-engine", STOCKFISH, "--balance-option", "Threads=1", "--balance-nodes", "20000",
+                         "--json")
+    assert code == 0, err
+    data = json.loads(out)
+    assert data["meta"]["starts"].startswith("2 balanced endgame starts (seed 1; judged by Stockfish ")
+    assert "at 20000 nodes" in data["meta"]["starts"]
+    starts = list(dict.fromkeys(g["start"] for g in data["games"]))
+    assert len(starts) == 2
+    engine = chess.engine.SimpleEngine.popen_uci(STOCKFISH)
+    try:
+        engine.configure({"Threads": 1, "SyzygyPath": syzygy_path})
+        for fen in starts:  # Stockfish at a node limit on one thread says the same again
+            info = engine.analyse(chess.Board(fen), chess.engine.Limit(nodes=20000), game=object())
+            assert is_balanced(info["score"].relative), (fen, info["score"])
+    finally:
+        engine.quit()
 
 
 # -- Ctrl-C ----------------------------------------------------------------------------------------
