@@ -161,13 +161,21 @@ def share_tables(engine: ExternalEngine, config: EngineConfig, spec: MatchSpec) 
     return value != "<empty>"
 
 
+#: A judge of the starts that has not answered after this many seconds, plus one per :data:`JUDGE_NPS_FLOOR`
+#: nodes of its limit, is stopped as hung.
+JUDGE_STALL_SECONDS = 30.0
+JUDGE_NPS_FLOOR = 10_000
+
+
 def open_judge(config: EngineConfig, spec: MatchSpec, nodes: int) -> ExternalEngine:
     """A UCI engine that judges the balance of the starts (:func:`.match.balanced_starts`) at ``nodes`` nodes
-    a position, with the match's tables as :func:`share_tables` gives them.
+    a position, with the match's tables as :func:`share_tables` gives them; a search that takes longer than
+    :data:`JUDGE_STALL_SECONDS` plus a second per :data:`JUDGE_NPS_FLOOR` nodes raises :class:`EngineError`.
 
     :raises EngineError: in one line when it cannot be started or configured.
     """
-    judge = ExternalEngine(config.command_line, dict(config.options), SearchLimits(nodes=nodes))
+    judge = ExternalEngine(config.command_line, dict(config.options), SearchLimits(nodes=nodes),
+                           stall_seconds=JUDGE_STALL_SECONDS + nodes / JUDGE_NPS_FLOOR)
     share_tables(judge, config, spec)
     return judge
 

@@ -10,6 +10,7 @@ from __future__ import annotations
 import asyncio
 import logging
 import shlex
+import threading
 import time
 from dataclasses import dataclass, field
 
@@ -108,11 +109,18 @@ class PlayerEngine:
 
 
 class ExternalEngine:
-    """Any UCI engine through python-chess; ``options`` are set once (unknown ones are an error)."""
+    """Any UCI engine through python-chess; ``options`` are set once (unknown ones are an error).
 
-    def __init__(self, command: str, options: dict[str, str], limits: SearchLimits) -> None:
+    ``stall_seconds``: a search that has not answered after that many seconds is
+    stopped (the process is closed) and raises :class:`EngineError`; without it
+    a search at a depth or node limit may take as long as the engine takes.
+    """
+
+    def __init__(self, command: str, options: dict[str, str], limits: SearchLimits,
+                 stall_seconds: float | None = None) -> None:
         self.engine = start_uci(command)
         self.command = command
+        self.stall_seconds = stall_seconds
         try:
             unknown = [name for name in options if name not in self.engine.options]
             if unknown:
@@ -146,12 +154,23 @@ class ExternalEngine:
         self._game = object()  # python-chess sends ucinewgame when the game object changes
 
     def _play(self, board: chess.Board) -> chess.engine.PlayResult:
+        watchdog = None
+        if self.stall_seconds is not None:
+            watchdog = threading.Timer(self.stall_seconds, self.engine.close)
+            watchdog.daemon = True
+            watchdog.start()
         try:
             return self.engine.play(board, self.limit, info=chess.engine.INFO_ALL, game=self._game)
         except chess.engine.EngineTerminatedError as exc:
+            if watchdog is not None and watchdog.finished.is_set():
+                raise EngineError(f"the engine {self.command!r} did not answer within {self.stall_seconds:g} s; "
+                                  "it was stopped") from None
             raise EngineError(f"the engine {self.command!r} died: {exc}") from None
         except chess.engine.EngineError as exc:
             raise EngineError(f"the engine {self.command!r} failed: {exc}") from None
+        finally:
+            if watchdog is not None:
+                watchdog.cancel()
 
     def evaluate(self, board: chess.Board) -> chess.engine.Score | None:
         """The engine's last reported score of ``board`` from the side to move (None when it sent none)."""

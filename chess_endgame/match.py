@@ -49,13 +49,17 @@ class MatchResult:
 
 
 #: A start is balanced when the judge (by default this project's search at :data:`BALANCE_NODES` nodes) scores
-#: it within this many centipawns, and not as a draw (exactly 0: a forced draw, or material the evaluation
-#: scales to a draw, that tests nothing): neither side wins at once, so the games test play rather than the
-#: draw of the start.
+#: it within this many centipawns, and not 0.00, the score of a draw it found (a forced draw, most often a trade
+#: into drawn 5-piece tables, tests nothing): neither side wins at once, so the games test play rather than the
+#: start. (Stockfish reports some dead draws as +/-0.02; those pass.)
 BALANCED_CP = 150
 BALANCE_NODES = 100_000
-#: A judge that keeps fewer than one start in this many (plus 100 tries) is given up on: it cannot judge.
+#: The judge may try this many random placements per start (plus 100) before it is given up on.
 MAX_TRIES_PER_START = 50
+
+
+class NoBalancedStarts(Exception):
+    """The judge kept too few of the random placements: it cannot judge these endgames."""
 
 
 class Judge(Protocol):
@@ -66,13 +70,13 @@ class Judge(Protocol):
     def evaluate(self, board: chess.Board) -> chess.engine.Score | None: ...
 
 
-def starting_positions(count: int, seed: int,
-                       accept: Callable[[chess.Board], bool] | None = None) -> list[chess.Board]:
-    """``count`` seeded quiet positions of :data:`MATERIALS`, White to move (``accept``: a further filter)."""
+def starting_positions(count: int, seed: int, accept: Callable[[chess.Board], bool] | None = None,
+                       materials: tuple[str, ...] = MATERIALS) -> list[chess.Board]:
+    """``count`` seeded quiet positions of ``materials`` in turn, White to move (``accept``: a further filter)."""
     rng = random.Random(seed)
     boards = []
     while len(boards) < count:
-        board = random_position(MATERIALS[len(boards) % len(MATERIALS)], rng, turn=chess.WHITE)
+        board = random_position(materials[len(boards) % len(materials)], rng, turn=chess.WHITE)
         if is_quiet(board) and not board.was_into_check() and (accept is None or accept(board)):
             boards.append(board)
     return boards
@@ -84,30 +88,40 @@ def is_balanced(score: chess.engine.Score | None, max_cp: int = BALANCED_CP) -> 
     return cp is not None and 0 < abs(cp) <= max_cp
 
 
+def default_judge(prober: Prober | None, nodes: int = BALANCE_NODES) -> PlayerEngine:
+    """This project's search at ``nodes`` nodes a start, its hash cleared for each (so a seed's starts repeat)."""
+    return PlayerEngine(Player(prober, options=PlayerOptions(faster_mate=False)), SearchLimits(nodes=nodes))
+
+
 def balanced_starts(count: int, seed: int, prober: Prober | None = None, *, judge: Judge | None = None,
                     max_cp: int = BALANCED_CP, nodes: int = BALANCE_NODES,
                     progress: Callable[[], None] | None = None) -> list[chess.Board]:
-    """:func:`starting_positions` that ``judge`` keeps (:func:`is_balanced`).
+    """:func:`starting_positions` that ``judge`` keeps (:func:`is_balanced`), of the :data:`MATERIALS` with more
+    pieces than ``prober``'s tables (which would end the game at once).
 
-    The default judge is this project's search at ``nodes`` nodes with the
-    hash cleared per position, so a seed gives the same starts every time;
-    about a third of the random placements pass (the others have a pawn
-    running, a piece hanging, or are dead draws), at a few tenths of a
-    second each. An engine judged at a node limit with one thread is
-    deterministic too. ``progress`` is called per start found.
+    The default judge is :func:`default_judge` at ``nodes`` nodes: a seed
+    gives the same starts every time. About a third of the random placements
+    pass (the others have a pawn running, a piece hanging, or are draws it
+    finds), at a few tenths of a second each. An engine judged at a node limit
+    with one thread is deterministic too. ``progress`` is called per start found.
 
-    :raises ValueError: when the judge keeps fewer than one start in
-        :data:`MAX_TRIES_PER_START` (an engine that scores everything 0.00).
+    :raises NoBalancedStarts: when the judge has not kept ``count`` starts after
+        :data:`MAX_TRIES_PER_START` tries per start, plus 100 (say, an engine that
+        scores every position 0.00).
     """
+    largest = prober.max_pieces if prober is not None and prober.available else 0
+    materials = tuple(m for m in MATERIALS if len(m) - 1 > largest)  # "KRPvKRP": 6 pieces
+    if not materials:
+        raise NoBalancedStarts(f"the tables cover every start material (up to {largest} pieces)")
     if judge is None:
-        judge = PlayerEngine(Player(prober, options=PlayerOptions(faster_mate=False)), SearchLimits(nodes=nodes))
+        judge = default_judge(prober, nodes)
     tried, kept, limit = 0, 0, MAX_TRIES_PER_START * count + 100
 
     def balanced(board: chess.Board) -> bool:
         nonlocal tried, kept
         if tried >= limit:
-            raise ValueError(f"the judge kept {kept} of {tried} random starts (it keeps a start it scores within "
-                             f"+/-{max_cp} cp and not 0.00); it cannot judge these endgames")
+            raise NoBalancedStarts(f"the judge kept {kept} of {tried} random starts (it keeps a start it scores "
+                                   f"within +/-{max_cp} cp and not 0.00); it cannot judge these endgames")
         tried += 1
         judge.new_position()
         ok = is_balanced(judge.evaluate(board), max_cp)
@@ -117,7 +131,7 @@ def balanced_starts(count: int, seed: int, prober: Prober | None = None, *, judg
                 progress()
         return ok
 
-    return starting_positions(count, seed, balanced)
+    return starting_positions(count, seed, balanced, materials)
 
 
 def read_openings(path: str) -> list[chess.Board]:

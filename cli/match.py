@@ -7,6 +7,7 @@ import os
 import sys
 
 import click
+from click.core import ParameterSource
 from tqdm import tqdm
 
 from chess_endgame import engine_match
@@ -19,7 +20,7 @@ from chess_endgame.engine_match import (
     TimeControl,
 )
 from chess_endgame.engines import EngineError, SearchLimits
-from chess_endgame.match import BALANCE_NODES, BALANCED_CP, balanced_starts, read_openings
+from chess_endgame.match import BALANCE_NODES, BALANCED_CP, NoBalancedStarts, balanced_starts, read_openings
 
 from .common import (
     EngineCommand,
@@ -86,12 +87,12 @@ def _report(outcome: MatchOutcome, starts: str, jobs: int, *, err: bool) -> None
             f"{seconds:>8}{e['time_losses']:>13}{e['illegal_moves']:>9}{e['crashes']:>9}")
 
 
-def _json(outcome: MatchOutcome, starts: str, jobs: int, games: int) -> dict:
+def _json(outcome: MatchOutcome, starts: str, balance: dict | None, jobs: int, games: int) -> dict:
     spec = outcome.spec
     meta = {
         "engines": [{"name": name, "command": config.command_line, "options": dict(config.options), "tables": tables}
                     for name, config, tables in zip(outcome.names, spec.engines, outcome.tables, strict=True)],
-        "time_control": outcome.time_control, "games": games, "starts": starts, "jobs": jobs,
+        "time_control": outcome.time_control, "games": games, "starts": starts, "balance": balance, "jobs": jobs,
         "tb_adjudication": spec.tb_adjudication, "syzygy_path": spec.syzygy_path or None,
         "max_plies": spec.max_plies, "time_margin_ms": round(spec.time_margin * 1000),
         "interrupted": outcome.interrupted, "errors": outcome.errors,
@@ -173,8 +174,10 @@ def match(engines: tuple[str, ...], option1: tuple[str, ...], option2: tuple[str
         opening_boards = read_openings(openings) if openings else None
     except ValueError as exc:
         fail(f"--openings: {exc}")
-    if openings and (balance_engine or balance_option):
-        fail("--balance-engine and --balance-option judge the random starts; --openings gives the starts")
+    nodes_given = click.get_current_context().get_parameter_source("balance_nodes") != ParameterSource.DEFAULT
+    if openings and (balance_engine or balance_option or nodes_given):
+        fail("--balance-engine, --balance-option and --balance-nodes judge random starts; they cannot be used "
+             "with --openings")
     if balance_option and not balance_engine:
         fail("--balance-option needs --balance-engine")
     judge_config = (EngineConfig(balance_engine, _options(balance_option, "--balance-option"))
@@ -199,6 +202,7 @@ def match(engines: tuple[str, ...], option1: tuple[str, ...], option2: tuple[str
     except EngineError as exc:
         fail(str(exc))
     try:
+        balance = None
         if opening_boards is not None:
             boards = opening_boards
             starts_text = f"{len(boards)} start{'s' if len(boards) > 1 else ''} from {openings}"
@@ -214,12 +218,15 @@ def match(engines: tuple[str, ...], option1: tuple[str, ...], option2: tuple[str
                           dynamic_ncols=True, disable=None, leave=False) as bar:
                     boards = balanced_starts((games + 1) // 2, seed, prober, judge=judge, nodes=balance_nodes,
                                              progress=bar.update)
-            except (EngineError, ValueError) as exc:
+            except (EngineError, NoBalancedStarts) as exc:
                 fail(f"balanced starts: {exc}")
             finally:
                 if judge is not None:
                     judge.close()
             by = judge.name if judge is not None else "this project's search"
+            balance = {"judge": by, "command": judge_config.command_line if judge_config else None,
+                       "options": dict(judge_config.options) if judge_config else {}, "nodes": balance_nodes,
+                       "max_cp": BALANCED_CP, "seed": seed}
             starts_text = (f"{len(boards)} balanced endgame start{'s' if len(boards) > 1 else ''} (seed {seed}; "
                            f"judged by {by} at {balance_nodes} nodes)")
         starts_text += ", each played with both colours"
@@ -227,11 +234,11 @@ def match(engines: tuple[str, ...], option1: tuple[str, ...], option2: tuple[str
     except BaseException:
         engine_match.close_engines(pairs)
         raise
-    _run(spec, pairs, starts_text, jobs, pgn_path, as_json, err)
+    _run(spec, pairs, starts_text, balance, jobs, pgn_path, as_json, err)
 
 
-def _run(spec: MatchSpec, pairs: list, starts_text: str, jobs: int, pgn_path: str | None, as_json: bool,
-         err: bool) -> None:
+def _run(spec: MatchSpec, pairs: list, starts_text: str, balance: dict | None, jobs: int, pgn_path: str | None,
+         as_json: bool, err: bool) -> None:
     bar = tqdm(total=spec.games, desc="match", unit="game", file=sys.stderr, dynamic_ncols=True, disable=None)
     score = {"w": 0, "d": 0, "l": 0}
 
@@ -255,7 +262,7 @@ def _run(spec: MatchSpec, pairs: list, starts_text: str, jobs: int, pgn_path: st
         outcome = engine_match.run_match(spec, jobs=len(pairs), pairs=pairs, on_game=progress)
     bar.close()
     if as_json:
-        echo_json(_json(outcome, starts_text, jobs, spec.games))
+        echo_json(_json(outcome, starts_text, balance, jobs, spec.games))
     else:
         _report(outcome, starts_text, jobs, err=err)
     if pgn_path and pgn_path != "-" and not err:

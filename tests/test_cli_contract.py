@@ -140,7 +140,7 @@ ENGINE_OPTIONS = [(path, option.opts[0]) for path, command in COMMANDS for optio
 
 def test_engine_options_are_found() -> None:
     assert {(" ".join(p), n) for p, n in ENGINE_OPTIONS} == {("play", "--opponent"), ("suite", "--engine"),
-                                                             ("match", "--engine")}
+                                                             ("match", "--engine"), ("match", "--balance-engine")}
 
 
 @pytest.mark.parametrize(("engine", "words"), [
@@ -154,8 +154,9 @@ def test_engine_options_are_found() -> None:
 def test_programs_that_are_not_uci_engines_fail_fast(syzygy_path: str, path: tuple[str, ...], name: str,
                                                      engine: str, words: str) -> None:
     start = time.monotonic()
-    proc = subprocess.run([EXECUTABLE, *path, *minimal_args(path), name, engine], capture_output=True, text=True,
-                          timeout=60)
+    extra = ["--engine", "self"] if name == "--balance-engine" else []  # a match's two engines, then the judge
+    proc = subprocess.run([EXECUTABLE, *path, *minimal_args(path), *extra, name, engine], capture_output=True,
+                          text=True, timeout=60)
     assert time.monotonic() - start < HANDSHAKE_TIMEOUT + 5
     assert_one_line_error(proc.returncode, proc.stdout, proc.stderr, words)
 

@@ -21,11 +21,10 @@ from chess.engine import Cp, Mate
 from click.testing import CliRunner
 
 from chess_endgame import elo
-from chess_endgame.engine_match import EngineConfig, MatchSpec, TimeControl, run_match
-from chess_endgame.engines import PlayerEngine, SearchLimits
+from chess_endgame.engine_match import EngineConfig, MatchSpec, TimeControl, open_judge, run_match
+from chess_endgame.engines import EngineError, ExternalEngine, SearchLimits
 from chess_endgame.game import Clock
-from chess_endgame.match import BALANCE_NODES, balanced_starts, is_balanced, starting_positions
-from chess_endgame.player import Player, PlayerOptions
+from chess_endgame.match import NoBalancedStarts, balanced_starts, default_judge, is_balanced, starting_positions
 from chess_endgame_cli.main import cli
 
 BIN = Path(sys.executable).parent
@@ -111,11 +110,38 @@ def test_balanced_starts_are_seeded_and_balanced(prober) -> None:
     assert all(6 <= chess.popcount(b.occupied) <= 10 and b.turn == chess.WHITE for b in starts)
     # The tuner's unfiltered starts stay as they were.
     assert [b.fen() for b in starting_positions(2, seed=4)][0] == "8/8/4r1PK/1p6/8/6k1/8/5R2 w - - 0 1"
-    # The default judge, this project's search at BALANCE_NODES nodes, scores every start within +/-150 and not 0.
-    judge = PlayerEngine(Player(prober, options=PlayerOptions(faster_mate=False)), SearchLimits(nodes=BALANCE_NODES))
-    for board in starts:
-        judge.new_position()
-        assert is_balanced(judge.evaluate(board)), board.fen()
+    # A dead draw: the default judge (BALANCE_NODES nodes) sees the rook ending reach drawn 5-piece tables, 0.00.
+    judge = default_judge(prober)
+    assert judge.evaluate(chess.Board("6r1/2R5/5p2/4k3/8/4P3/8/1K6 w - - 0 1")) == Cp(0)
+
+
+class Tables:
+    """A prober's face as balanced_starts sees it: tables up to ``max_pieces`` pieces."""
+
+    available = True
+
+    def __init__(self, max_pieces: int) -> None:
+        self.max_pieces = max_pieces
+
+
+def test_no_start_is_one_the_tables_cover() -> None:
+    starts = balanced_starts(10, seed=3, prober=Tables(6), judge=ScriptedJudge([Cp(20)] * 10))
+    assert len(starts) == 10 and all(chess.popcount(b.occupied) >= 7 for b in starts)  # no KRPvKRP
+    with_5 = balanced_starts(10, seed=3, prober=Tables(5), judge=ScriptedJudge([Cp(20)] * 10))
+    assert sorted(chess.popcount(b.occupied) for b in with_5)[0] == 6
+    with pytest.raises(NoBalancedStarts, match="cover every start material"):
+        balanced_starts(1, seed=3, prober=Tables(10), judge=ScriptedJudge([Cp(20)]))
+
+
+def test_a_judge_that_does_not_answer_is_stopped() -> None:
+    judge = ExternalEngine(f"{FAKE} hang", {}, SearchLimits(nodes=1), stall_seconds=0.5)
+    try:
+        start = time.monotonic()
+        with pytest.raises(EngineError, match="did not answer within 0.5 s"):
+            judge.evaluate(chess.Board(FEN))
+        assert time.monotonic() - start < 5
+    finally:
+        judge.close()
 
 
 def test_a_start_is_balanced_within_150_cp_and_not_a_draw() -> None:
@@ -305,29 +331,33 @@ def test_a_bad_openings_file_gives_one_line(tmp_path: Path) -> None:
     epd.write_text(f"{FEN}\nnot a position\n")
     one_line_error(*run("--engine", "self", "--engine", "self", "--openings", str(epd)), f"{epd}:2")
     epd.write_text(f"{FEN}\n")
-    one_line_error(*run("--engine", "self", "--engine", "self", "--openings", str(epd), "--balance-engine", "self"),
-                   "--openings gives the starts")
+    for judge in (["--balance-engine", "self"], ["--balance-nodes", "5000"]):
+        one_line_error(*run("--engine", "self", "--engine", "self", "--openings", str(epd), *judge),
+                       "cannot be used with --openings")
 
 
 @needs_stockfish
 def test_stockfish_judges_the_starts(syzygy_path: str) -> None:
     code, out, err = run("--engine", FAKE, "--engine", FAKE, "--nodes", "1", "--games", "4", "--max-plies", "4",
                          "--balance-engine", STOCKFISH, "--balance-option", "Threads=1", "--balance-nodes", "20000",
-                         "--json")
+                         "--syzygy-path", syzygy_path, "--json")
     assert code == 0, err
-    data = json.loads(out)
-    assert data["meta"]["starts"].startswith("2 balanced endgame starts (seed 1; judged by Stockfish ")
-    assert "at 20000 nodes" in data["meta"]["starts"]
-    starts = list(dict.fromkeys(g["start"] for g in data["games"]))
+    meta = json.loads(out)["meta"]
+    assert meta["starts"].startswith("2 balanced endgame starts (seed 1; judged by Stockfish ")
+    assert "at 20000 nodes" in meta["starts"]
+    assert meta["balance"]["command"] == STOCKFISH and meta["balance"]["options"] == {"Threads": "1"}
+    assert meta["balance"]["nodes"] == 20000 and meta["balance"]["judge"].startswith("Stockfish")
+    starts = list(dict.fromkeys(g["start"] for g in json.loads(out)["games"]))
     assert len(starts) == 2
-    engine = chess.engine.SimpleEngine.popen_uci(STOCKFISH)
+    spec = MatchSpec((EngineConfig(FAKE), EngineConfig(FAKE)), (), 2, syzygy_path=syzygy_path)
+    judge = open_judge(EngineConfig(STOCKFISH, (("Threads", "1"),)), spec, 20000)
     try:
-        engine.configure({"Threads": 1, "SyzygyPath": syzygy_path})
         for fen in starts:  # Stockfish at a node limit on one thread says the same again
-            info = engine.analyse(chess.Board(fen), chess.engine.Limit(nodes=20000), game=object())
-            assert is_balanced(info["score"].relative), (fen, info["score"])
+            judge.new_position()
+            score = judge.evaluate(chess.Board(fen))
+            assert is_balanced(score), (fen, score)
     finally:
-        engine.quit()
+        judge.close()
 
 
 # -- Ctrl-C ----------------------------------------------------------------------------------------
