@@ -89,9 +89,7 @@ class PlayerEngine:
     def evaluate(self, board: chess.Board) -> chess.engine.Score | None:
         """The search's score of ``board`` from the side to move (None when no iteration finished)."""
         score = self._decide(board).score
-        if score is None:
-            return None
-        return chess.engine.Mate(score.mate) if score.mate is not None else chess.engine.Cp(score.cp or 0)
+        return None if score is None else score.relative()
 
     def move(self, board: chess.Board) -> AgentMove:
         """A game move, commented with its tablebase class or the search's verdict."""

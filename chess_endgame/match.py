@@ -100,9 +100,9 @@ def balanced_starts(count: int, seed: int, prober: Prober | None = None, *, judg
     pieces than ``prober``'s tables (which would end the game at once).
 
     The default judge is :func:`default_judge` at ``nodes`` nodes: a seed
-    gives the same starts every time. About a third of the random placements
-    pass (the others have a pawn running, a piece hanging, or are draws it
-    finds), at a few tenths of a second each. An engine judged at a node limit
+    gives the same starts every time. About one random placement in five
+    passes (the others have a pawn running, a piece hanging, or are draws it
+    finds), at about a tenth of a second each. An engine judged at a node limit
     with one thread is deterministic too. ``progress`` is called per start found.
 
     :raises NoBalancedStarts: when the judge has not kept ``count`` starts after

@@ -28,6 +28,7 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 
 import chess
+import chess.engine
 import numpy as np
 
 from .core import tree as core
@@ -106,6 +107,10 @@ class Score:
 
     def uci(self) -> str:
         return f"mate {self.mate}" if self.mate is not None else f"cp {self.cp}"
+
+    def relative(self) -> chess.engine.Score:
+        """The same score as python-chess's ``Cp`` or ``Mate`` (from the side to move, as this one)."""
+        return chess.engine.Mate(self.mate) if self.mate is not None else chess.engine.Cp(self.cp or 0)
 
     def __str__(self) -> str:
         return self.uci()

@@ -143,10 +143,7 @@ def game_problem(game: chess.pgn.Game) -> str | None:
 
 def pov(score: Score | None, turn: chess.Color) -> chess.engine.PovScore | None:
     """The player's :class:`~..search.Score` (side to move) as python-chess's PovScore."""
-    if score is None:
-        return None
-    value = chess.engine.Mate(score.mate) if score.mate is not None else chess.engine.Cp(score.cp or 0)
-    return chess.engine.PovScore(value, turn)
+    return None if score is None else chess.engine.PovScore(score.relative(), turn)
 
 
 class Reviewer:
