@@ -20,7 +20,7 @@ import chess
 from .chooser import Choice, MoveClass, RankedMove, choose, has_repeated, rank_move
 from .evaluation import Evaluator
 from .remote import RemoteProber, RootProber
-from .search import Info, Limits, Score, Searcher, SearchResult, TranspositionTable
+from .search import Info, Limits, Score, Searcher, SearchResult, TranspositionTable, load_compiled
 from .tablebase import NotCovered, NotCoveredError, Prober
 from .timeman import ranking_deadline
 
@@ -168,6 +168,7 @@ class Player:
                on_info: Callable[[Info], None] | None = None) -> Decision:
         """The move to play in ``board`` (its move stack is the game history)."""
         limits = limits or Limits()
+        load_compiled()  # one-off set-up, before the clock starts
         start = time.monotonic()
         # MultiPV reports every move's class: then every DTZ is probed. The ranking always
         # completes unless the game clock would run out first (the time manager reserves it).

@@ -40,9 +40,32 @@ from .tablebase import NotCoveredError, Prober
 
 __all__ = ["EXACT", "INF", "LOWER", "MATE", "MATE_BOUND", "MAX_PLY", "TB_BOUND", "TB_WIN", "UPPER", "Info",
            "Limits", "Score", "SearchResult", "Searcher", "TranspositionTable", "decode", "encode", "from_tt",
-           "to_tt"]
+           "load_compiled", "to_tt"]
 
 _MOVES: dict[int, chess.Move] = {}
+
+#: A small endgame whose depth-1 search loads every compiled function of the tree (:func:`load_compiled`).
+_LOAD_FEN = "8/5k2/8/3p4/3P4/2K5/8/4R3 w - - 0 1"
+_load_lock = threading.Lock()
+_loaded = False
+
+
+def load_compiled() -> None:
+    """Load the compiled search (numba's cache, or a compile on an empty cache) once per process.
+
+    The first search of a process would otherwise count this set-up (about 0.3 s from the cache, tens
+    of seconds cold) inside its first iteration and its limits: ``best --movetime 100`` played a depth-1
+    move in 300 ms. :meth:`Searcher.search` calls this before its clock starts; a throwaway depth-1
+    search (its own 1 MB table, no prober) runs every compiled function the tree calls.
+    """
+    global _loaded
+    if _loaded:
+        return
+    with _load_lock:
+        if _loaded:
+            return
+        _loaded = True  # first: the search below comes back here
+        Searcher(hash_mb=1).search(chess.Board(_LOAD_FEN), Limits(depth=1))
 
 
 def encode(move: chess.Move) -> int:
@@ -264,6 +287,7 @@ class Searcher:
                on_info: Callable[[Info], None] | None = None) -> SearchResult:
         """Search ``board`` (left untouched; its move stack is the game history) within ``limits``."""
         limits = limits or Limits()
+        load_compiled()  # before the clock starts: set-up is not search time
         self.limits = limits
         self.start = time.monotonic()
         self.nodes = self.tbhits = self.seldepth = 0

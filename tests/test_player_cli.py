@@ -137,3 +137,17 @@ def test_bench_search_prints_only_what_it_measured() -> None:
     total = next(line for line in lines if line.startswith("total"))
     assert int(total[46:56]) == sum(int(row[46:56]) for row in rows)
     assert not any(word in out for word in ("sunfish", "peer", "python-chess engine", "reference"))
+
+
+def test_the_first_search_of_a_process_gets_its_whole_movetime() -> None:
+    """Loading the compiled core is set-up, done before the clock starts: a fresh ``best --movetime 100``
+    searches past depth 1 (it used to spend its 100 ms, and more, loading the code inside depth 1)."""
+    import subprocess
+    import sys
+
+    exe = Path(sys.executable).parent / "chess-endgame"
+    out = subprocess.run([str(exe), "best", "8/5pk1/6p1/8/3R4/6P1/5PK1/4r3 w - - 0 1", "--movetime", "100"],
+                         capture_output=True, text=True, timeout=120, check=True).stdout
+    line = next(x for x in out.splitlines() if x.startswith("search:"))
+    depth = int(line.split("depth ")[1].split(",")[0])
+    assert depth >= 4, line
