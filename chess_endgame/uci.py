@@ -183,6 +183,8 @@ class UciEngine:
         self.values = {o.name.lower(): o.default for o in self.options.values()}
         self.player = player or Player(Prober(self.values["syzygypath"] or None))
         self.board = chess.Board()
+        #: Why the last ``position`` was refused (None: the board is the GUI's).
+        self._rejected: str | None = None
         self._session: Session | None = None
         #: What the current search's last info line said, per MultiPV rank (repeats are not sent).
         self._sent: dict[int, tuple] = {}
@@ -343,11 +345,13 @@ class UciEngine:
     def _ucinewgame(self, args: list[str]) -> None:
         self._stop_search()
         self.player.new_game()
-        self.board = chess.Board()
+        self.board, self._rejected = chess.Board(), None  # a new game from the start position
 
     def _position(self, args: list[str]) -> None:
+        """Set the board; a rejected ``position`` leaves no board until a valid one arrives (``go`` then
+        answers ``bestmove 0000`` with the reason: the GUI's board is not the one we would search)."""
         if not args:
-            self.info_string("position needs: position startpos|fen <FEN> [moves ...]")
+            self._reject("position needs: position startpos|fen <FEN> [moves ...]")
             return
         moves_at = args.index("moves") if "moves" in args else len(args)
         if args[0] == "startpos":
@@ -358,17 +362,22 @@ class UciEngine:
         elif args[0] == "fen":
             fen = " ".join(args[1:moves_at])
         else:
-            self.info_string(f"position: expected startpos or fen, got {args[0]!r}; position unchanged")
+            self._reject(f"position: expected startpos or fen, got {args[0]!r}")
             return
         try:
             board = parse_position(fen, args[moves_at + 1:])
         except PositionError as exc:
-            self.info_string(f"{exc}; position unchanged")
+            self._reject(str(exc))
             return
         if board.chess960:
-            self.info_string("Chess960 is not supported; position unchanged")
+            self._reject("Chess960 is not supported")
             return
-        self.board = board
+        self.board, self._rejected = board, None
+
+    def _reject(self, why: str) -> None:
+        """A ``position`` command was refused: say why, and search nothing until a valid one comes."""
+        self._rejected = why
+        self.info_string(f"{why}; no position until a valid one: go answers bestmove 0000")
 
     def _stop(self, args: list[str]) -> None:
         session = self._session
@@ -397,6 +406,10 @@ class UciEngine:
     def _go(self, args: list[str]) -> None:
         self._stop_search()
         self._apply_pending()
+        if self._rejected is not None:
+            self.info_string(f"no position to search: the last position command was refused ({self._rejected})")
+            self.send("bestmove 0000")
+            return
         limits, budget_ms, ponder = self._parse_go(args)
         session = Session(limits, pondering=ponder, ponder_budget=budget_ms if ponder else None)
         session.thread = threading.Thread(target=self._think, args=(self.board.copy(), session), daemon=True)

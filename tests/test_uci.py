@@ -193,7 +193,7 @@ def test_bad_input_keeps_the_engine_alive(syzygy_path: str) -> None:
                      "setoption name Hash value lots", "setoption name Hash value 99999999999999999999",
                      "setoption name MultiPV value 0", "setoption name Syzygy50MoveRule value maybe",
                      "setoption name Contempt value 101",
-                     "setoption Hash 3", "stop", "ponderhit", "debug on", "go nodes -5 depth x",
+                     "setoption Hash 3", "stop", "ponderhit", "debug on", "position startpos", "go nodes -5 depth x",
                      "go depth 99999999999999999999999"]:
             pipe.send(line)
         texts = [line for line in pipe.drain(1.0) if line.startswith("info string")]
@@ -220,6 +220,34 @@ def test_bad_input_keeps_the_engine_alive(syzygy_path: str) -> None:
         pipe.send("go depth 3")
         assert pipe.expect("bestmove")[1] == "bestmove 0000"
         assert pipe.proc.poll() is None
+    finally:
+        assert pipe.close() == 0
+
+
+def test_a_rejected_position_is_never_searched(syzygy_path: str) -> None:
+    """After a refused ``position`` the GUI's board is not ours: go answers bestmove 0000 and says why,
+    until a valid position arrives (the previous board is never searched)."""
+    pipe = Pipe().handshake()
+    try:
+        for bad in ("position fen 8/8/8/8/8/8/8/8 w - - 0 1", "position startpos moves e2e4 e7e5 e1e3",
+                    "position fen 4k3/8/8/8/8/8/8/4K2R w K - 0 1 moves e1g1 e8d8 h1h9", "position banana",
+                    "position"):
+            pipe.send("position startpos moves e2e4")  # a valid board first: it must not be searched
+            pipe.send(bad)
+            pipe.send("go depth 2")
+            _, best = pipe.expect("bestmove")
+            assert best == "bestmove 0000", (bad, best)
+            refusal = [line for line in pipe.seen if line.startswith("info string no position to search")]
+            assert refusal, (bad, pipe.seen[-5:])
+            assert not [line for line in pipe.seen[-4:] if line.startswith("info depth")], bad
+        pipe.send("go movetime 50")  # still refused: only a valid position clears it
+        assert pipe.expect("bestmove")[1] == "bestmove 0000"
+        pipe.send("position startpos moves e2e4")
+        pipe.send("go depth 2")
+        _, best = pipe.expect("bestmove")
+        board = chess.Board()
+        board.push_uci("e2e4")
+        assert chess.Move.from_uci(best.split()[1]) in board.legal_moves
     finally:
         assert pipe.close() == 0
 
