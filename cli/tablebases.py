@@ -167,6 +167,9 @@ def download(pieces: str, wdl_only: bool, dest: str | None, mirror: str,
     for bar in current.values():
         bar.close()
     overall.close()
+    if result.stopped and not (result.downloaded or result.present or result.failed or result.unavailable):
+        click.echo(f"chess-endgame: download failed: {result.stopped}", err=True)  # nothing done: the reason alone
+        sys.exit(1)
     click.echo(f"downloaded {len(result.downloaded)} files ({_mib(result.bytes)}), "
                f"{len(result.present)} already present, {len(result.failed)} bad, "
                f"{len(result.unavailable)} not on the mirror")

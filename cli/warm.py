@@ -25,7 +25,10 @@ def warm(syzygy_path: str | None) -> None:
     tables (when tables are found). Prints each step's seconds.
     """
     start = time.perf_counter()
-    run(syzygy_path, on_step=lambda what, seconds: click.echo(f"{what:<40}{seconds:>8.2f} s"))
+    def report(what: str, outcome: float | str) -> None:
+        click.echo(f"{what:<40}" + (f"{outcome:>8.2f} s" if isinstance(outcome, float) else f"skipped ({outcome})"))
+
+    run(syzygy_path, on_step=report)
     total = time.perf_counter() - start
     click.echo(f"{'total':<40}{total:>8.2f} s")
     if not jit.COMPILED:

@@ -149,6 +149,20 @@ def test_warm_command_reports_each_step() -> None:
     assert "cache:" in lines[-1]
 
 
+def test_warm_says_a_step_without_tables_was_skipped(tmp_path: Path) -> None:
+    """No tables found: the probing step is reported as skipped, not as a step that took 0.00 s."""
+    from chess_endgame.core.warm import warm
+
+    done = dict(warm(str(tmp_path)))  # an empty directory: no tables
+    assert done["search with tablebase probes, depth 3"] == "no tables"
+    assert all(isinstance(seconds, float) for what, seconds in done.items() if "tablebase" not in what)
+    env = {k: v for k, v in os.environ.items() if k != "SYZYGY_PATH"}
+    result = subprocess.run([str(BIN / "chess-endgame"), "warm", "--syzygy-path", str(tmp_path)],
+                            capture_output=True, text=True, timeout=900, env=env)
+    assert result.returncode == 0, result.stderr
+    assert "search with tablebase probes, depth 3   skipped (no tables)" in result.stdout.splitlines()
+
+
 def test_a_change_anywhere_in_the_core_recompiles_all_of_it(tmp_path: Path) -> None:
     """numba stamps a cached function with its own file's hash; the tree compiles the evaluation of
     features.py into itself, so every file of the core is stamped with the digest of all of them."""

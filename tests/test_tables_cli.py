@@ -206,10 +206,13 @@ def test_download_network_failure(tmp_path: Path) -> None:
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
         port = s.getsockname()[1]
-    code, _, err = run("tablebases", "download", "--pieces", "3", "--dest", str(tmp_path),
-                       "--mirror", f"http://127.0.0.1:{port}/", "--timeout", "5")
+    code, out, err = run("tablebases", "download", "--pieces", "3", "--dest", str(tmp_path),
+                         "--mirror", f"http://127.0.0.1:{port}/", "--timeout", "5")
     assert code == 1
     assert "cannot reach" in err and "Traceback" not in err
+    # Nothing was done: the reason alone, not a summary of zeros before it.
+    assert "downloaded 0 files" not in out + err and out == ""
+    assert [line for line in err.splitlines() if line.startswith("chess-endgame:")] == err.splitlines()[-1:]
 
 
 def test_download_checks_its_directory_before_any_transfer(tmp_path: Path) -> None:

@@ -27,6 +27,10 @@ MIDDLEGAME = "r3k2r/Pppp1ppp/1b3nbN/nP6/BBP1P3/q4N2/Pp1P2PP/R2Q1RK1 w kq - 0 1"
 PROBING = "8/8/3k4/3p4/4r3/2K1R3/5P2/8 w - - 0 1"
 
 
+class Skipped(Exception):
+    """A step had nothing to do here (the message says why): it is reported as skipped, not timed."""
+
+
 def steps(syzygy_path: str | None = None) -> list[tuple[str, Callable[[], object]]]:
     """The warm-up's steps: (what, function)."""
     from ..evaluation import features
@@ -47,7 +51,7 @@ def steps(syzygy_path: str | None = None) -> list[tuple[str, Callable[[], object
     def probing() -> object:
         prober = Prober(resolve_path(syzygy_path))
         if not prober.available:
-            return None  # no tables: nothing more to compile
+            raise Skipped("no tables")
         return search(PROBING, prober)()
 
     return [("move generator (perft 2)", perft), ("evaluation features", evaluation),
@@ -56,13 +60,17 @@ def steps(syzygy_path: str | None = None) -> list[tuple[str, Callable[[], object
 
 
 def warm(syzygy_path: str | None = None,
-         on_step: Callable[[str, float], None] | None = None) -> list[tuple[str, float]]:
-    """Run every step; ``on_step(what, seconds)`` after each. Returns (what, seconds) of each step."""
-    done = []
+         on_step: Callable[[str, float | str], None] | None = None) -> list[tuple[str, float | str]]:
+    """Run every step; ``on_step(what, outcome)`` after each, where the outcome is the step's seconds, or
+    the reason it was skipped (a string). Returns (what, outcome) of each step."""
+    done: list[tuple[str, float | str]] = []
     for what, func in steps(syzygy_path):
         start = time.perf_counter()
-        func()
-        done.append((what, time.perf_counter() - start))
+        try:
+            func()
+            done.append((what, time.perf_counter() - start))
+        except Skipped as why:
+            done.append((what, str(why)))
         if on_step:
             on_step(*done[-1])
     return done
