@@ -22,6 +22,7 @@ from __future__ import annotations
 import collections
 import enum
 import os
+import sys
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from typing import Protocol
@@ -35,8 +36,8 @@ TABLE_SUFFIXES = (".rtbw", ".rtbz")
 
 #: Where users get tables; every "no tables" message ends with this.
 HOW_TO_GET_TABLES = (
-    "get tables with `chess-endgame tablebases download` and point SYZYGY_PATH "
-    "(or --syzygy-path) at their directory"
+    "get more tables with `chess-endgame tablebases download` (the 5-piece set; --pieces 6 for 6), or point "
+    "SYZYGY_PATH or --syzygy-path at a directory of tables"
 )
 
 
@@ -240,8 +241,9 @@ class TableFiles:
 def scan(path: str | Iterable[str] | None) -> TableFiles:
     """Find the Syzygy files (``*.rtbw``, ``*.rtbz`` with a valid table name) in a path.
 
-    A later directory's file wins over an earlier one of the same name, as in
-    python-chess. Missing directories are listed in ``bad_directories``.
+    The first directory that has a file wins, as in Stockfish's SyzygyPath (and a
+    shell's PATH): later directories fill in only what earlier ones lack. Missing
+    directories are listed in ``bad_directories``.
     """
     found = TableFiles()
     for directory in split_path(path):
@@ -256,8 +258,9 @@ def scan(path: str | Iterable[str] | None) -> TableFiles:
             if ext not in TABLE_SUFFIXES or not chess.syzygy.is_tablename(name):
                 continue
             full = os.path.join(directory, filename)
-            if os.path.isfile(full):
-                (found.wdl if ext == ".rtbw" else found.dtz)[name] = full
+            kind = found.wdl if ext == ".rtbw" else found.dtz
+            if name not in kind and os.path.isfile(full):
+                kind[name] = full
     return found
 
 
@@ -413,9 +416,10 @@ class Prober:
                 raise NotCoveredError(NotCovered(
                     Reason.NO_TABLES, f"no Syzygy tables loaded; {HOW_TO_GET_TABLES}"))
             limit = "SyzygyProbeLimit " if self.probe_limit < self._largest else "the tables present "
+            hint = f"; {HOW_TO_GET_TABLES}" if limit.startswith("the") and pieces <= 6 else ""
             raise NotCoveredError(NotCovered(
                 Reason.TOO_MANY_PIECES,
-                f"{pieces} pieces on the board, {limit}reach {self.max_pieces}"))
+                f"{pieces} pieces on the board, {limit}reach {self.max_pieces}{hint}"))
         if board.castling_rights:
             if board.clean_castling_rights():
                 raise NotCoveredError(NotCovered(
@@ -510,21 +514,49 @@ class Prober:
         return None
 
 
+def embedded_directory() -> str:
+    """The embedded 3-4-piece tables shipped with the package (``tablebases/`` of the checkout)."""
+    import chess_endgame_tablebases
+
+    return chess_endgame_tablebases.DIRECTORY
+
+
 def default_directory() -> str:
-    """Default home of table files: the checkout's ``tablebases/``, else ``./tablebases``."""
-    checkout = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "tablebases")
-    if os.path.isfile(os.path.join(checkout, "README.md")):
-        return checkout
-    return os.path.join(os.getcwd(), "tablebases")
+    """The per-user data directory for tables, where ``tablebases download`` writes by default:
+    ``$XDG_DATA_HOME/chess-endgame/syzygy`` (``~/.local/share/...``) on Linux, ``~/Library/Application
+    Support/chess-endgame/syzygy`` on macOS, ``%LOCALAPPDATA%\\chess-endgame\\syzygy`` on Windows."""
+    if sys.platform == "win32":
+        base = os.environ.get("LOCALAPPDATA") or os.path.expanduser("~\\AppData\\Local")
+    elif sys.platform == "darwin":
+        base = os.path.expanduser("~/Library/Application Support")
+    else:
+        base = os.environ.get("XDG_DATA_HOME") or os.path.expanduser("~/.local/share")
+    return os.path.join(base, "chess-endgame", "syzygy")
+
+
+def user_path(path: str | None = None) -> str:
+    """The user's own table directories: ``path`` if given, else ``$SYZYGY_PATH``, else the per-user
+    data directory if it exists (else ``""``). The embedded set is not part of it."""
+    if path and split_path(path):
+        return path
+    env = os.environ.get("SYZYGY_PATH")
+    if env and split_path(env):
+        return env
+    return default_directory() if os.path.isdir(default_directory()) else ""
+
+
+def with_embedded(path: str | None) -> str:
+    """``path`` followed by the embedded directory, which so answers only for what ``path`` lacks."""
+    return os.pathsep.join([*split_path(path), embedded_directory()])
 
 
 def resolve_path(path: str | None = None) -> str:
-    """The Syzygy path to use: ``path`` if given, else ``$SYZYGY_PATH``, else :func:`default_directory`."""
-    if path:
-        return path
-    return os.environ.get("SYZYGY_PATH") or default_directory()
+    """The Syzygy path every command uses: :func:`user_path` (``path``, else ``$SYZYGY_PATH``, else the
+    per-user directory), then the embedded 3-4-piece set beneath it."""
+    return with_embedded(user_path(path))
 
 
 def open_prober(path: str | None = None, **kwargs: int) -> Prober:
-    """A :class:`Prober` on :func:`resolve_path` (``path``, ``$SYZYGY_PATH``, ``tablebases/``)."""
+    """A :class:`Prober` on :func:`resolve_path` (``path``, ``$SYZYGY_PATH`` or the per-user directory,
+    then the embedded 3-4-piece set)."""
     return Prober(resolve_path(path), **kwargs)

@@ -2,8 +2,9 @@
 
 File names, sets and dependencies come from :mod:`chess.syzygy`
 (``tablenames``, ``is_tablename``); the official embedded checksums are read
-from a list in the official format (``KQvK.rtbw: <32 hex digits>``, one per
-line), never copied into the project.
+from lists in the official format (``KQvK.rtbw: <32 hex digits>``, one per
+line): the 3-4-5-piece lists ship with the embedded tables
+(:data:`chess_endgame_tablebases.CHECKSUM_LISTS`) and check every download.
 """
 
 from __future__ import annotations
@@ -28,6 +29,16 @@ DTZ_MAGIC = bytes([0xD7, 0x66, 0x0C, 0xA5])
 
 DEFAULT_MIRROR = "https://tablebase.sesse.net/syzygy/3-4-5/"
 OTHER_MIRRORS = ("https://tablebase.lichess.ovh/tables/standard/3-4-5/",)
+#: Where the known mirrors keep the 6-piece WDL and DTZ files (their 3-4-5 directory holds only those).
+SIX_PIECE_DIRECTORIES = {
+    DEFAULT_MIRROR: ("https://tablebase.sesse.net/syzygy/6-WDL/", "https://tablebase.sesse.net/syzygy/6-DTZ/"),
+    OTHER_MIRRORS[0]: ("https://tablebase.lichess.ovh/tables/standard/6-wdl/",
+                       "https://tablebase.lichess.ovh/tables/standard/6-dtz/"),
+}
+#: Approximate sizes in bytes of the official N-piece sets (WDL files, DTZ files): syzygy-tables.info's
+#: totals for 5 and 6 pieces (the 3-4-piece part of 3-4-5 taken off); 3 and 4 are measured from the
+#: embedded files (:func:`set_size`).
+SET_SIZES = {5: (376_000_000, 559_000_000), 6: (68_200_000_000, 81_900_000_000)}
 
 _CHECKSUM_LINE = re.compile(r"^\s*([KQRBNP]+v[KQRBNP]+\.rtb[wz])\s*:\s*([0-9a-fA-F]{32})\s*$")
 
@@ -38,14 +49,39 @@ def official_names(pieces: int) -> list[str]:
     return sorted(names, key=lambda n: (len(n), n))
 
 
-def table_files(pieces: int, *, wdl_only: bool = False) -> list[str]:
-    """File names of the official set up to ``pieces`` pieces (``.rtbw`` and, unless wdl_only, ``.rtbz``)."""
+def table_files(pieces: int, *, wdl_only: bool = False, smallest: int = 3) -> list[str]:
+    """File names of the official tables of ``smallest`` to ``pieces`` pieces (``.rtbw`` and, unless
+    wdl_only, ``.rtbz``)."""
     files = []
     for name in official_names(pieces):
+        if len(name) - 1 < smallest:
+            continue
         files.append(name + ".rtbw")
         if not wdl_only:
             files.append(name + ".rtbz")
     return files
+
+
+def set_size(pieces: int, *, wdl_only: bool = False) -> int:
+    """Bytes of the official ``pieces``-piece set: measured from the embedded files for 3 and 4, else the
+    published approximate total (:data:`SET_SIZES`)."""
+    if pieces in SET_SIZES:
+        wdl, dtz = SET_SIZES[pieces]
+        return wdl if wdl_only else wdl + dtz
+    import chess_endgame_tablebases
+
+    return sum(os.path.getsize(os.path.join(chess_endgame_tablebases.DIRECTORY, f))
+               for f in table_files(pieces, wdl_only=wdl_only, smallest=pieces))
+
+
+def file_url(mirror: str, filename: str) -> str:
+    """The URL of ``filename`` on ``mirror``: a known mirror keeps 6-piece files in directories of their
+    own; any other mirror is taken to hold every file it serves in one directory."""
+    base = mirror if mirror.endswith("/") else mirror + "/"
+    name, ext = os.path.splitext(filename)
+    if len(name) - 1 == 6 and base in SIX_PIECE_DIRECTORIES:
+        base = SIX_PIECE_DIRECTORIES[base][ext == ".rtbz"]
+    return base + filename
 
 
 # -- info ---------------------------------------------------------------------
@@ -70,17 +106,30 @@ class TablesInfo:
     summary: str
     #: Largest n such that every WDL and DTZ table with up to n pieces is present (0: none).
     complete_pieces: int = 0
+    #: Table name -> {"wdl": directory, "dtz": directory} of the files that answer for it (the first
+    #: directory of the path that has the file).
+    sources: dict[str, dict[str, str]] = field(default_factory=dict)
+
+    def answering(self) -> dict[str, list[str]]:
+        """Directory -> the tables it answers for (WDL or DTZ), in path order, smallest tables first."""
+        by_directory: dict[str, list[str]] = {d: [] for d in self.directories}
+        for name, kinds in self.sources.items():
+            for directory in dict.fromkeys(kinds.values()):
+                by_directory.setdefault(directory, []).append(name)
+        return {d: sorted(names, key=lambda n: (len(n), n)) for d, names in by_directory.items()}
 
 
 def info(path: str) -> TablesInfo:
     """Which tables are present per piece count, which official 3-4-5 ones are missing, sizes."""
     found = scan(path)
     by_count: dict[int, PieceCountInfo] = {n: PieceCountInfo(n) for n in (3, 4, 5)}
+    sources: dict[str, dict[str, str]] = {}
     for kind in ("wdl", "dtz"):
         for name, file_path in getattr(found, kind).items():
             entry = by_count.setdefault(len(name) - 1, PieceCountInfo(len(name) - 1))
             getattr(entry, kind).append(name)
             entry.size += os.path.getsize(file_path)
+            sources.setdefault(name, {})[kind] = os.path.dirname(file_path)
     for name in official_names(5):
         if name not in found.wdl or name not in found.dtz:
             by_count[len(name) - 1].missing.append(name)
@@ -90,7 +139,8 @@ def info(path: str) -> TablesInfo:
         entry.dtz.sort()
         entry.missing.sort()
     return TablesInfo(found.directories, found.bad_directories, counts,
-                      sum(c.size for c in counts), found.summary(), found.complete_pieces)
+                      sum(c.size for c in counts), found.summary(), found.complete_pieces,
+                      dict(sorted(sources.items(), key=lambda item: (len(item[0]), item[0]))))
 
 
 # -- checksums ------------------------------------------------------------------
@@ -451,7 +501,6 @@ def download(files: list[str], dest: str, *, mirror: str = DEFAULT_MIRROR,
     """
     os.makedirs(dest, exist_ok=True)
     result = DownloadResult()
-    base = mirror if mirror.endswith("/") else mirror + "/"
     try:
         for filename in files:
             target = os.path.join(dest, filename)
@@ -467,7 +516,7 @@ def download(files: list[str], dest: str, *, mirror: str = DEFAULT_MIRROR,
             if on_start:
                 on_start(filename)
             try:
-                result.bytes += fetch(base + filename, target, timeout=timeout, on_bytes=on_bytes)
+                result.bytes += fetch(file_url(mirror, filename), target, timeout=timeout, on_bytes=on_bytes)
             except FileUnavailable as exc:
                 result.unavailable[filename] = str(exc)
                 if on_done:

@@ -28,7 +28,7 @@ from .player import DEFAULT_MOVETIME_MS, Decision, Player, class_score, class_wd
 from .position import PositionError, parse_position
 from .remote import RemoteProber, default_cache_path
 from .search import MAX_PLY, Info, Limits, Score
-from .tablebase import Prober, resolve_path, scan
+from .tablebase import Prober, scan, user_path, with_embedded
 from .timeman import budget, moves_left
 
 ENGINE_NAME = f"chess-endgame {__version__}"
@@ -79,7 +79,9 @@ class Option:
 
 
 def _default_syzygy_path() -> str:
-    path = resolve_path(None)
+    """SyzygyPath's default: ``$SYZYGY_PATH``, else the per-user directory when it holds tables, else
+    empty (the embedded 3-4-piece set lies beneath whatever SyzygyPath says, empty included)."""
+    path = user_path(None)
     return path if scan(path).wdl else ""
 
 
@@ -181,7 +183,7 @@ class UciEngine:
         self._write_lock = threading.Lock()
         self.options = {o.name.lower(): o for o in options()}
         self.values = {o.name.lower(): o.default for o in self.options.values()}
-        self.player = player or Player(Prober(self.values["syzygypath"] or None))
+        self.player = player or Player(Prober(with_embedded(self.values["syzygypath"] or None)))
         self.board = chess.Board()
         #: Why the last ``position`` was refused (None: the board is the GUI's).
         self._rejected: str | None = None
@@ -321,7 +323,7 @@ class UciEngine:
         self.player.apply_options()
 
     def _load_tables(self, path: str) -> None:
-        prober = Prober(path or None, probe_limit=self.player.options.probe_limit)
+        prober = Prober(with_embedded(path or None), probe_limit=self.player.options.probe_limit)
         for directory, problem in prober.files.bad_directories.items():
             self.info_string(f"SyzygyPath directory {directory}: {problem}")
         self.player.set_prober(prober)
@@ -566,7 +568,9 @@ The chess-endgame UCI engine: it reads UCI commands on standard input and answer
 on standard output, for GUIs and match managers (Cutechess, Arena, lichess-bot).
 It takes no arguments; engine settings are UCI options (send "uci" to list them),
 e.g. "setoption name SyzygyPath value /path/to/syzygy". Tables default to
-$SYZYGY_PATH. Type "quit" (or end the input) to leave.
+$SYZYGY_PATH, else the per-user directory that "chess-endgame tablebases download"
+fills; the embedded 3-4-piece tables answer beneath them. Type "quit" (or end the
+input) to leave.
 
 options:
   -h, --help     show this help and exit

@@ -206,8 +206,8 @@ def one_stdout(outputs: dict[str, str | bool | None]) -> bool:
 def syzygy_path_option(func: F) -> F:
     return click.option(
         "--syzygy-path", metavar="DIRS", default=None,
-        help="Syzygy directories, separated by the OS path separator (default: $SYZYGY_PATH, "
-             "else the checkout's tablebases/).")(func)
+        help="Syzygy directories, separated by the OS path separator (default: $SYZYGY_PATH, else the "
+             "per-user directory); the embedded 3-4-piece tables answer for what they lack.")(func)
 
 
 def load_prober(syzygy_path: str | None, *, required: bool = False, **kwargs: int) -> Prober:

@@ -4,18 +4,26 @@ from __future__ import annotations
 
 import os
 import sys
+import textwrap
 
 import click
+from chess_endgame_tablebases import CHECKSUM_LISTS
 from tqdm import tqdm
 
 from chess_endgame import tables
-from chess_endgame.tablebase import HOW_TO_GET_TABLES, default_directory, resolve_path
+from chess_endgame.tablebase import HOW_TO_GET_TABLES, default_directory, embedded_directory, resolve_path
 
 from .common import echo_json, fail, interrupted, user_errors
 
 
 def _mib(size: int) -> str:
     return f"{size / (1 << 20):.1f} MiB"
+
+
+def _size(size: int) -> str:
+    """Bytes in the unit a person reads best (decimal, as the published set sizes are)."""
+    return f"{size / 1e9:.0f} GB" if size >= 1e10 else f"{size / 1e6:.0f} MB" if size >= 1e7 else \
+        f"{size / 1e6:.1f} MB"
 
 
 @click.group()
@@ -28,34 +36,52 @@ def tablebases() -> None:
 @click.option("--json", "as_json", is_flag=True, help="Print JSON instead of a table.")
 @user_errors
 def info(path: str | None, as_json: bool) -> None:
-    """Which tables are in PATH (default: $SYZYGY_PATH, else tablebases/), per piece count.
+    """Which tables every command reads, per piece count, and which directory answers for each.
 
-    Lists the official 3-4-5-piece tables that are missing and the total size.
+    The lookup: PATH (or --syzygy-path, UCI SyzygyPath), else $SYZYGY_PATH, else the per-user
+    directory; the embedded 3-4-piece set beneath them answers for what they lack. Lists the official
+    3-4-5-piece tables that are missing and the total size.
     """
     path = resolve_path(path)
     report = tables.info(path)
+    answering = report.answering()
+    user_dir, embedded = default_directory(), embedded_directory()
     if as_json:
         echo_json({
             "path": path, "directories": report.directories, "bad_directories": report.bad_directories,
+            "user_directory": user_dir, "embedded_directory": embedded,
             "summary": report.summary, "complete_pieces": report.complete_pieces, "total_size": report.total_size,
             "pieces": [{"pieces": c.pieces, "wdl": c.wdl, "dtz": c.dtz, "missing": c.missing,
                         "size": c.size} for c in report.counts],
+            "sources": report.sources,
         })
-    else:
-        click.echo(f"Syzygy path: {path}")
-        for directory, problem in report.bad_directories.items():
-            click.echo(f"  {directory}: {problem}")
-        click.echo(report.summary)
-        click.echo(f"complete: every table up to {report.complete_pieces} pieces" if report.complete_pieces
-                   else "complete: not even the 3-piece set")
-        click.echo(f"{'pieces':>6}  {'WDL':>4}  {'DTZ':>4}  {'missing':>7}  {'size':>11}")
-        for c in report.counts:
-            click.echo(f"{c.pieces:>6}  {len(c.wdl):>4}  {len(c.dtz):>4}  {len(c.missing):>7}  {_mib(c.size):>11}")
-        click.echo(f"total size: {_mib(report.total_size)}")
-        for c in report.counts:
-            if c.missing and c.pieces <= 5:
-                shown = ", ".join(c.missing[:12]) + (f", ... ({len(c.missing)} in all)" if len(c.missing) > 12 else "")
-                click.echo(f"missing {c.pieces}-piece tables (WDL or DTZ): {shown}")
+        return
+    click.echo(f"Syzygy path: {path}")
+    click.echo("  (the first directory that has a table's file answers for it)")
+    for directory, problem in report.bad_directories.items():
+        click.echo(f"  {directory}: {problem}")
+    missing = "" if os.path.isdir(user_dir) else " (not created yet: `chess-endgame tablebases download` fills it)"
+    click.echo(f"per-user directory: {user_dir}{missing}")
+    click.echo(f"embedded 3-4-piece tables: {embedded}")
+    click.echo(report.summary)
+    click.echo(f"complete: every table up to {report.complete_pieces} pieces" if report.complete_pieces
+               else "complete: not even the 3-piece set")
+    click.echo(f"{'pieces':>6}  {'WDL':>4}  {'DTZ':>4}  {'missing':>7}  {'size':>11}")
+    for c in report.counts:
+        click.echo(f"{c.pieces:>6}  {len(c.wdl):>4}  {len(c.dtz):>4}  {len(c.missing):>7}  {_mib(c.size):>11}")
+    click.echo(f"total size: {_mib(report.total_size)}")
+    click.echo("which directory answers, per material:")
+    for directory, names in answering.items():
+        label = f"{directory} (embedded)" if directory == embedded else directory
+        if not names:
+            click.echo(f"  {label}: none (every table it holds is answered from above)")
+            continue
+        click.echo(f"  {label}: {len(names)} tables:")
+        click.echo(textwrap.fill(" ".join(names), width=100, initial_indent="    ", subsequent_indent="    "))
+    for c in report.counts:
+        if c.missing and c.pieces <= 5:
+            shown = ", ".join(c.missing[:12]) + (f", ... ({len(c.missing)} in all)" if len(c.missing) > 12 else "")
+            click.echo(f"missing {c.pieces}-piece tables (WDL or DTZ): {shown}")
     if not any(c.wdl or c.dtz for c in report.counts):
         click.echo(f"chess-endgame: no Syzygy tables in {path}; {HOW_TO_GET_TABLES}", err=True)
         sys.exit(1)
@@ -77,9 +103,10 @@ def info(path: str | None, as_json: bool) -> None:
 def verify(path: str | None, checksum_files: tuple[str, ...], deep: bool, samples: int, seed: int) -> None:
     """Check every table file in PATH: header, size, opens in python-chess, checksums, --deep.
 
-    Exits 1 when any file is bad.
+    Exits 1 when any file is bad. Without PATH: every directory the commands read (the embedded set
+    included).
     """
-    path = resolve_path(path)
+    path = path or resolve_path(None)
     checksums = tables.read_checksums(checksum_files) if checksum_files else None
     files = tables.table_paths(path)
     total = len(files)
@@ -116,32 +143,47 @@ def verify(path: str | None, checksum_files: tuple[str, ...], deep: bool, sample
 
 
 @tablebases.command()
-@click.option("--pieces", type=click.Choice(["3", "4", "5"]), default="5", show_default=True,
-              help="Download every table with up to this many pieces.")
+@click.option("--pieces", type=click.Choice(["3", "4", "5", "6"]), default="5", show_default=True,
+              help="Download the official tables of this many pieces (3 and 4 are embedded in the package; "
+                   "6 is about 150 GB and is asked for first).")
 @click.option("--wdl-only", is_flag=True, help="Only the WDL files (.rtbw): enough for search, not "
                                                 "for perfect play at the root.")
 @click.option("--dest", type=click.Path(file_okay=False), default=None,
-              help="Directory to write to (default: the checkout's tablebases/, else ./tablebases).")
+              help="Directory to write to (default: the per-user directory that every command reads; "
+                   "`chess-endgame tablebases info` names it).")
 @click.option("--mirror", default=tables.DEFAULT_MIRROR, show_default=True,
               help="Base URL of a Syzygy 3-4-5 mirror (another: " + tables.OTHER_MIRRORS[0] + ").")
 @click.option("--checksums", "checksum_files", multiple=True, type=click.Path(dir_okay=False),
-              help="Official checksum list; every downloaded file listed there must match it.")
+              help="Official checksum list; every downloaded file listed there must match it (default: the "
+                   "3-4-5-piece lists shipped with the package).")
 @click.option("--timeout", default=30.0, show_default=True, type=click.FloatRange(0, None, min_open=True),
               metavar="SECONDS", help="Network timeout in seconds (per connection and per read).")
+@click.option("--yes", is_flag=True, help="Do not ask before a 6-piece download.")
 @user_errors
 def download(pieces: str, wdl_only: bool, dest: str | None, mirror: str,
-             checksum_files: tuple[str, ...], timeout: float) -> None:
-    """Download the official Syzygy files, resuming partial ones, checking each file."""
+             checksum_files: tuple[str, ...], timeout: float, yes: bool) -> None:
+    """Download the official Syzygy files of one piece count into the per-user directory (the 5-piece
+    set by default: the 3-4-piece set is embedded), resuming partial ones, checking each file."""
     dest = dest or default_directory()
-    checksums = tables.read_checksums(checksum_files) if checksum_files else None
+    checksums = tables.read_checksums(checksum_files or CHECKSUM_LISTS)
     try:  # the destination is checked before any download
         os.makedirs(dest, exist_ok=True)
     except OSError as exc:
         fail(f"cannot create the directory {dest}: {exc.strerror or exc}")
     if not os.access(dest, os.W_OK | os.X_OK):
         fail(f"cannot write in {dest}: permission denied")
-    files = tables.table_files(int(pieces), wdl_only=wdl_only)
-    click.echo(f"{len(files)} files from {mirror} into {dest}", err=True)
+    size = tables.set_size(int(pieces), wdl_only=wdl_only)
+    if pieces == "6" and not yes:
+        try:
+            confirmed = click.confirm(f"The 6-piece set is about {_size(size)}. Download it into {dest}?",
+                                      default=False, err=True)
+        except click.Abort:  # no answer (end of input)
+            click.echo(err=True)
+            confirmed = False
+        if not confirmed:
+            fail("6-piece download not confirmed; nothing downloaded (pass --yes to skip the question)")
+    files = tables.table_files(int(pieces), wdl_only=wdl_only, smallest=int(pieces))
+    click.echo(f"{pieces}-piece set: {len(files)} files, about {_size(size)}, from {mirror} into {dest}", err=True)
     overall = tqdm(total=len(files), unit="file", desc="tables", file=sys.stderr, dynamic_ncols=True, disable=None)
     current: dict[str, tqdm] = {}
 

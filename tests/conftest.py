@@ -1,7 +1,11 @@
-"""Shared fixtures: the Syzygy path (from $SYZYGY_PATH) and the ../shared data.
+"""Shared fixtures: the Syzygy tables the tests probe, and the data they read.
 
-A test that needs tables skips only when SYZYGY_PATH is unset; when it is set
-but holds no tables, the test fails (CI must never pass by skipping).
+The tables: ``$SYZYGY_PATH`` when it is set, else ``../shared/syzygy`` beside the checkout when it is
+there, else the embedded 3-4-piece set that ships with the package, so that a fresh clone runs the
+tests with no download. A test that needs 5-piece tables asks for them (:func:`five_pieces`,
+:func:`require_tables`): without them it skips, naming the missing tables and how to get them, except
+under ``CI=true``, where it fails (CI must never pass by skipping). A path that is set but holds no
+tables always fails.
 """
 
 from __future__ import annotations
@@ -11,17 +15,38 @@ from pathlib import Path
 
 import pytest
 
-from chess_endgame.tablebase import Prober, scan
+from chess_endgame.tablebase import Prober, embedded_directory, scan
 
 ROOT = Path(__file__).resolve().parent.parent
 SHARED = ROOT.parent / "shared"
+#: Data the tests read, kept in the repository (copies of ../shared/fixtures that a fresh clone lacks).
+DATA = Path(__file__).resolve().parent / "data"
+#: How a developer gets what a skipped test needs.
+HOW_TO_GET_FIVE = ("get them with `chess-endgame tablebases download` (the 5-piece set, about 935 MB) and set "
+                   "SYZYGY_PATH to their directory, or put the project's ../shared/syzygy beside the checkout")
+
+
+def in_ci() -> bool:
+    return os.environ.get("CI", "").lower() == "true"
+
+
+def missing_tables(reason: str) -> None:
+    """Skip a test whose tables are absent (fail in CI)."""
+    if in_ci():
+        pytest.fail(f"{reason} (CI=true: nothing may skip)")
+    pytest.skip(reason)
 
 
 @pytest.fixture(scope="session")
 def syzygy_path() -> str:
     path = os.environ.get("SYZYGY_PATH")
     if not path:
-        pytest.skip("SYZYGY_PATH is not set (point it at a directory of Syzygy tables)")
+        if (SHARED / "syzygy").is_dir():
+            path = str(SHARED / "syzygy")
+        elif in_ci():
+            pytest.fail(f"CI=true but SYZYGY_PATH is unset and {SHARED / 'syzygy'} is missing")
+        else:
+            path = embedded_directory()
     found = scan(path)
     if not found.wdl or not found.dtz:
         pytest.fail(f"SYZYGY_PATH={path} is set but holds no Syzygy tables "
@@ -31,7 +56,7 @@ def syzygy_path() -> str:
 
 @pytest.fixture(scope="session")
 def syzygy_dir(syzygy_path: str) -> Path:
-    """The first directory of SYZYGY_PATH (tests copy single files from it)."""
+    """The first directory of the test tables (tests copy single files from it)."""
     return Path(scan(syzygy_path).directories[0])
 
 
@@ -41,14 +66,16 @@ def prober(syzygy_path: str) -> Prober:
 
 
 @pytest.fixture(scope="session")
-def shared() -> Path:
-    if not SHARED.is_dir():
-        pytest.fail(f"{SHARED} is missing: the project expects its ../shared data beside the checkout")
-    return SHARED
+def five_pieces(syzygy_path: str) -> str:
+    """The test tables, when they hold 5-piece tables (the shared set: KRPvKR, KBPvKB, KQPvKQ, KNNvKP,
+    KBBvKN and what they reach); else the test skips (fails in CI)."""
+    if scan(syzygy_path).max_pieces < 5:
+        missing_tables(f"needs 5-piece Syzygy tables, and {syzygy_path} holds only 3-4-piece ones; {HOW_TO_GET_FIVE}")
+    return syzygy_path
 
 
 def require_tables(prober: Prober, *names: str) -> None:
-    """Fail (not skip) when a table a test relies on is absent from SYZYGY_PATH."""
+    """Skip (fail in CI) when a table a test relies on is absent from the test tables."""
     missing = [n for n in names if n not in prober.files.wdl or n not in prober.files.dtz]
     if missing:
-        pytest.fail(f"SYZYGY_PATH lacks tables this test needs: {', '.join(missing)}")
+        missing_tables(f"needs the Syzygy tables {', '.join(missing)}; {HOW_TO_GET_FIVE}")

@@ -54,9 +54,13 @@ def test_probe_drawn_rook_ending(syzygy_path: str) -> None:
 
 
 def test_probe_syzygy_path_option(tmp_path: Path, syzygy_path: str) -> None:
-    code, _, err = run("probe", KQK_MATE, "--syzygy-path", str(tmp_path))
+    # An empty directory: the embedded 3-4-piece set beneath it still answers,
+    code, out, _ = run("probe", KQK_MATE, "--syzygy-path", str(tmp_path), "--json")
+    assert code == 0 and json.loads(out)["wdl"] == 2
+    # and a 5-piece position says that the tables reach 4 pieces, and how to get more.
+    code, _, err = run("probe", "8/8/4k3/8/R7/5P2/6K1/r7 w - - 0 1", "--syzygy-path", str(tmp_path))
     assert code == 2
-    assert "no Syzygy tables loaded" in err and "tablebases download" in err
+    assert "5 pieces on the board, the tables present reach 4" in err and "tablebases download" in err
     assert len(err.strip().splitlines()) == 1
 
 

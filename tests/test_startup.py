@@ -149,18 +149,26 @@ def test_warm_command_reports_each_step() -> None:
     assert "cache:" in lines[-1]
 
 
-def test_warm_says_a_step_without_tables_was_skipped(tmp_path: Path) -> None:
-    """No tables found: the probing step is reported as skipped, not as a step that took 0.00 s."""
-    from chess_endgame.core.warm import warm
+def test_warm_says_a_step_without_tables_was_skipped(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """No tables found (an empty directory and no embedded set): the probing step is reported as
+    skipped, not as a step that took 0.00 s."""
+    from click.testing import CliRunner
 
-    done = dict(warm(str(tmp_path)))  # an empty directory: no tables
+    from chess_endgame import tablebase
+    from chess_endgame.core.warm import warm
+    from chess_endgame_cli.main import cli
+
+    monkeypatch.setattr(tablebase, "embedded_directory", lambda: str(tmp_path))
+    monkeypatch.delenv("SYZYGY_PATH", raising=False)
+    done = dict(warm(str(tmp_path)))
     assert done["search with tablebase probes, depth 3"] == "no tables"
     assert all(isinstance(seconds, float) for what, seconds in done.items() if "tablebase" not in what)
-    env = {k: v for k, v in os.environ.items() if k != "SYZYGY_PATH"}
-    result = subprocess.run([str(BIN / "chess-endgame"), "warm", "--syzygy-path", str(tmp_path)],
-                            capture_output=True, text=True, timeout=900, env=env)
-    assert result.returncode == 0, result.stderr
+    result = CliRunner().invoke(cli, ["warm", "--syzygy-path", str(tmp_path)])
+    assert result.exit_code == 0, result.output
     assert "search with tablebase probes, depth 3   skipped (no tables)" in result.stdout.splitlines()
+    # With the embedded tables alone, the step probes.
+    monkeypatch.undo()
+    assert isinstance(dict(warm(str(tmp_path)))["search with tablebase probes, depth 3"], float)
 
 
 def test_a_change_anywhere_in_the_core_recompiles_all_of_it(tmp_path: Path) -> None:

@@ -8,11 +8,12 @@ import threading
 from pathlib import Path
 
 import chess
+import chess.syzygy
 import pytest
 
 from chess_endgame.tablebase import NotCovered, NotCoveredError, Prober, ProbeResult, Reason, split_path
 
-from .conftest import require_tables
+from .conftest import DATA, require_tables
 
 
 def dtz_matches(got: int, expected: int) -> bool:
@@ -22,13 +23,23 @@ def dtz_matches(got: int, expected: int) -> bool:
     return (got > 0) == (expected > 0) and abs(expected) - abs(got) == 1
 
 
-def test_endgame_epd(prober: Prober, shared: Path) -> None:
-    lines = (shared / "fixtures" / "endgame.epd").read_text().splitlines()
+def test_endgame_epd(prober: Prober) -> None:
+    """python-chess's 200 test positions of 3 and 4 pieces (tests/data/endgame.epd, a copy of
+    ../shared/fixtures/endgame.epd)."""
+    lines = (DATA / "endgame.epd").read_text().splitlines()
     assert len(lines) == 200
     for line in lines:
         board, ops = chess.Board.from_epd(line)
         assert prober.probe_wdl(board) == ops["wdl"], line
         assert dtz_matches(prober.probe_dtz(board), int(ops["dtz"])), line
+
+
+def material(board: chess.Board) -> str:
+    """The Syzygy table name of ``board``'s material (stronger side first), e.g. ``KRPvKR``."""
+    order = "KQRBNP"
+    sides = ["".join(sorted((chess.piece_symbol(p.piece_type).upper() for p in board.piece_map().values()
+                             if p.color == color), key=order.index)) for color in (chess.WHITE, chess.BLACK)]
+    return chess.syzygy.normalize_tablename("v".join(sides))
 
 
 @pytest.mark.parametrize("fen, wdl, dtz", [
@@ -44,8 +55,10 @@ def test_endgame_epd(prober: Prober, shared: Path) -> None:
     ("5Q1k/8/6K1/8/8/8/8/8 b - - 0 1", -2, -1),    # checkmated
 ])
 def test_documented_positions(prober: Prober, fen: str, wdl: int, dtz: int | None) -> None:
-    require_tables(prober, "KBNvK", "KBBvKN", "KRvKR", "KPvKP", "KQvK")
-    result = prober.probe(chess.Board(fen))
+    board = chess.Board(fen)
+    if not board.is_game_over():
+        require_tables(prober, material(board))
+    result = prober.probe(board)
     assert isinstance(result, ProbeResult)
     assert result.wdl == wdl
     if dtz is not None:
@@ -60,6 +73,7 @@ def test_en_passant_raw_table_differs(prober: Prober) -> None:
 
 
 def test_categories(prober: Prober) -> None:
+    require_tables(prober, "KBBvKN")
     assert prober.probe(chess.Board("7b/8/6b1/8/5Nk1/4K3/8/8 b - - 0 1")).category == "cursed win"
     assert prober.probe(chess.Board("7b/7b/8/8/5Nk1/4K3/8/8 w - - 0 1")).category == "blessed loss"
 
@@ -79,7 +93,7 @@ def test_too_many_pieces(prober: Prober) -> None:
     assert "8 pieces" in answer.message
 
 
-def test_missing_table_is_named(syzygy_dir: Path, tmp_path: Path) -> None:
+def test_missing_table_is_named(five_pieces: str, syzygy_dir: Path, tmp_path: Path) -> None:
     # A 5-piece set without KQRvKB: the position is within the piece limit, its table is absent.
     _copy_tables(syzygy_dir, tmp_path, "KBNvKB.rtbw", "KQvK.rtbw", "KRvK.rtbw")
     prober = Prober(str(tmp_path))

@@ -8,9 +8,10 @@ import socket
 from pathlib import Path
 
 import pytest
+from chess_endgame_tablebases import CHECKSUM_LISTS
 from click.testing import CliRunner
 
-from chess_endgame import tables
+from chess_endgame import tablebase, tables
 from chess_endgame_cli.main import cli
 
 from .httpserver import serve
@@ -22,8 +23,9 @@ def run(*args: str) -> tuple[int, str, str]:
 
 
 @pytest.fixture(scope="module")
-def checksum_lists(shared: Path) -> list[str]:
-    return [str(shared / "syzygy" / "checksums" / n) for n in ("wdl345.txt", "dtz345.txt")]
+def checksum_lists() -> list[str]:
+    """The official lists, as shipped with the embedded tables."""
+    return list(CHECKSUM_LISTS)
 
 
 def test_official_names_come_from_python_chess() -> None:
@@ -49,7 +51,14 @@ def test_info(syzygy_path: str) -> None:
     assert len(five["wdl"]) + len(five["missing"]) >= 110  # 110 official 5-piece tables
 
 
-def test_info_empty_dir_says_how_to_get_tables(tmp_path: Path) -> None:
+def test_info_empty_dir_says_how_to_get_tables(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    # An empty directory: the embedded set beneath it answers every 3-4-piece table, none is missing.
+    code, out, err = run("tablebases", "info", str(tmp_path))
+    assert code == 0, err
+    assert f"  {tmp_path}: none" in out and "missing 3-piece tables" not in out
+    assert "missing 5-piece tables" in out
+    # Without the embedded set either (a broken install): no table at all, and how to get them.
+    monkeypatch.setattr(tablebase, "embedded_directory", lambda: str(tmp_path))
     code, out, err = run("tablebases", "info", str(tmp_path))
     assert code == 1
     assert "tablebases download" in err

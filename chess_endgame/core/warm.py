@@ -23,8 +23,8 @@ import numpy as np
 ENDGAME = "8/5k2/8/3p4/3P4/2K5/8/4R3 w - - 0 1"
 #: A middlegame with castling rights, en passant, promotions and checks within a few plies.
 MIDDLEGAME = "r3k2r/Pppp1ppp/1b3nbN/nP6/BBP1P3/q4N2/Pp1P2PP/R2Q1RK1 w kq - 0 1"
-#: More than the tables hold, with a capture into them at once: the tree probes.
-PROBING = "8/8/3k4/3p4/4r3/2K1R3/5P2/8 w - - 0 1"
+#: Five pieces, with a capture into the embedded 4-piece tables at once: the tree probes.
+PROBING = "8/8/3k4/8/4r3/2K1R3/5P2/8 w - - 0 1"
 
 
 class Skipped(Exception):
