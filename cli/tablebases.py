@@ -22,8 +22,9 @@ def _mib(size: int) -> str:
 
 def _size(size: int) -> str:
     """Bytes in the unit a person reads best (decimal, as the published set sizes are)."""
-    return f"{size / 1e9:.0f} GB" if size >= 1e10 else f"{size / 1e6:.0f} MB" if size >= 1e7 else \
-        f"{size / 1e6:.1f} MB"
+    if size >= 1e10:
+        return f"{size / 1e9:.0f} GB"
+    return f"{size / 1e6:.0f} MB" if size >= 1e7 else f"{size / 1e6:.1f} MB" if size >= 1e6 else f"{size / 1e3:.0f} kB"
 
 
 @click.group()
@@ -90,8 +91,9 @@ def info(path: str | None, as_json: bool) -> None:
 @tablebases.command()
 @click.argument("path", required=False)
 @click.option("--checksums", "checksum_files", multiple=True, type=click.Path(dir_okay=False),
-              help="Official checksum list (NAME.rtbw: <32 hex>); repeatable. The embedded "
-                   "checksum (last 16 bytes) of each listed file must match.")
+              help="More official checksum lists (NAME.rtbw: <32 hex>), beside the 3-4-5-piece lists shipped "
+                   "with the package; repeatable. The embedded checksum (last 16 bytes) of each listed file "
+                   "must match.")
 @click.option("--deep", is_flag=True,
               help="Also probe seeded random positions of every table and check them against a "
                    "1-ply search of their children.")
@@ -107,7 +109,7 @@ def verify(path: str | None, checksum_files: tuple[str, ...], deep: bool, sample
     included).
     """
     path = path or resolve_path(None)
-    checksums = tables.read_checksums(checksum_files) if checksum_files else None
+    checksums = tables.read_checksums([*CHECKSUM_LISTS, *checksum_files])
     files = tables.table_paths(path)
     total = len(files)
     if not total:
@@ -212,7 +214,7 @@ def download(pieces: str, wdl_only: bool, dest: str | None, mirror: str,
     if result.stopped and not (result.downloaded or result.present or result.failed or result.unavailable):
         click.echo(f"chess-endgame: download failed: {result.stopped}", err=True)  # nothing done: the reason alone
         sys.exit(1)
-    click.echo(f"downloaded {len(result.downloaded)} files ({_mib(result.bytes)}), "
+    click.echo(f"downloaded {len(result.downloaded)} files ({_size(result.bytes)}), "
                f"{len(result.present)} already present, {len(result.failed)} bad, "
                f"{len(result.unavailable)} not on the mirror")
     for name, problem in result.replaced.items():

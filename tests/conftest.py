@@ -13,6 +13,7 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
+import chess
 import pytest
 
 from chess_endgame.tablebase import Prober, embedded_directory, scan
@@ -35,6 +36,14 @@ def missing_tables(reason: str) -> None:
     if in_ci():
         pytest.fail(f"{reason} (CI=true: nothing may skip)")
     pytest.skip(reason)
+
+
+@pytest.fixture(scope="session", autouse=True)
+def _shared_tables_for_subprocesses() -> None:
+    """Commands the tests run as processes look for tables as users' do; when the test tables come from
+    ../shared/syzygy (SYZYGY_PATH unset), they get them through SYZYGY_PATH too."""
+    if not os.environ.get("SYZYGY_PATH") and (SHARED / "syzygy").is_dir():
+        os.environ["SYZYGY_PATH"] = str(SHARED / "syzygy")
 
 
 @pytest.fixture(scope="session")
@@ -72,6 +81,13 @@ def five_pieces(syzygy_path: str) -> str:
     if scan(syzygy_path).max_pieces < 5:
         missing_tables(f"needs 5-piece Syzygy tables, and {syzygy_path} holds only 3-4-piece ones; {HOW_TO_GET_FIVE}")
     return syzygy_path
+
+
+def require_pieces(prober: Prober, board: chess.Board) -> None:
+    """Skip (fail in CI) when ``board`` has more pieces than the test tables hold."""
+    pieces = chess.popcount(board.occupied)
+    if pieces > prober.files.max_pieces:
+        missing_tables(f"needs {pieces}-piece Syzygy tables ({board.fen()}); {HOW_TO_GET_FIVE}")
 
 
 def require_tables(prober: Prober, *names: str) -> None:

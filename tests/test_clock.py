@@ -53,7 +53,7 @@ def test_sweep_tablebase_roots_under_short_clocks_keep_the_best_class(prober: Pr
             assert isinstance(complete, Choice)
             assert decision.cls == complete.moves[0].cls, board.fen()
             checked += 1
-    assert checked >= 100
+    assert checked >= 1.8 * len(materials)  # two a material, less the few without a legal move
 
 
 def test_depth_one_is_always_finished_before_a_deadline() -> None:

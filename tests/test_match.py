@@ -27,6 +27,8 @@ from chess_endgame.game import Clock
 from chess_endgame.match import NoBalancedStarts, balanced_starts, default_judge, is_balanced, starting_positions
 from chess_endgame_cli.main import cli
 
+from .conftest import require_tables
+
 BIN = Path(sys.executable).parent
 OURS = str(BIN / "chess-endgame-uci")
 STOCKFISH = "/usr/games/stockfish" if os.path.exists("/usr/games/stockfish") else shutil.which("stockfish")
@@ -111,6 +113,7 @@ def test_balanced_starts_are_seeded_and_balanced(prober) -> None:
     # The tuner's unfiltered starts stay as they were.
     assert [b.fen() for b in starting_positions(2, seed=4)][0] == "8/8/4r1PK/1p6/8/6k1/8/5R2 w - - 0 1"
     # A dead draw: the default judge (BALANCE_NODES nodes) sees the rook ending reach drawn 5-piece tables, 0.00.
+    require_tables(prober, "KRPvKR")
     judge = default_judge(prober)
     assert judge.evaluate(chess.Board("6r1/2R5/5p2/4k3/8/4P3/8/1K6 w - - 0 1")) == Cp(0)
 

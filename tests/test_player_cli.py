@@ -114,7 +114,7 @@ def test_eval_prints_every_feature() -> None:
     assert code == 2 and "cannot read weight file" in err
 
 
-def test_bench_commands_print_their_figures(syzygy_path: str) -> None:
+def test_bench_commands_print_their_figures(five_pieces: str) -> None:
     code, out, _ = run("bench", "search", "--depth", "2", "--repeat", "1")
     assert code == 0 and "signature:" in out and "nodes/cpu-s" in out
     code, out, _ = run("bench", "choose", "--positions", "1", "--repeat", "1", "--worst-positions", "1")

@@ -39,6 +39,7 @@ from chess_endgame.serve import api
 from chess_endgame.tablebase import NotCovered, NotCoveredError, Prober, Reason
 from chess_endgame.uci import UciEngine
 
+from .conftest import require_tables
 from .tbserver import misbehaving, serving
 
 EXECUTABLE = str(Path(sys.executable).parent / "chess-endgame")
@@ -95,6 +96,7 @@ def test_same_chooser_result_on_every_shared_material(server: str, prober: Probe
 
 
 def test_wdl_from_the_dtz_matches_the_tables(prober: Prober) -> None:
+    require_tables(prober, "KNNvKP", "KBBvKN")
     rng = random.Random(3)
     for material in ("KBNvK", "KRvKB", "KQvKR", "KNNvKP", "KBBvKN", "KPvKP"):
         for _ in range(60):
@@ -103,6 +105,7 @@ def test_wdl_from_the_dtz_matches_the_tables(prober: Prober) -> None:
 
 
 def test_cursed_and_blessed_positions_over_the_wire(server: str, prober: Prober) -> None:
+    require_tables(prober, "KBBvKN")
     with remote(server) as far:
         for fen in ("7b/8/6b1/8/5Nk1/4K3/8/8 b - - 0 1", "7b/7b/8/8/5Nk1/4K3/8/8 w - - 0 1",
                     "8/8/8/k2Pp3/8/8/8/4K3 w - e6 0 2", "8/8/8/8/2pP4/2K5/4k3/8 b - d3 0 1"):
@@ -355,16 +358,20 @@ def run_cli(*args: str, env: dict | None = None) -> subprocess.CompletedProcess:
     return subprocess.run([EXECUTABLE, *args], capture_output=True, text=True, timeout=120, env=env)
 
 
-def test_cli_remote_tablebase(server: str, syzygy_path: str, tmp_path: Path) -> None:
-    env = dict(os.environ, XDG_CACHE_HOME=str(tmp_path), SYZYGY_PATH=str(tmp_path))  # no local tables
-    fen = "8/2K5/4B3/3N4/8/8/4k3/8 b - - 48 1"
-    local = run_cli("probe", fen, "--syzygy-path", syzygy_path)
+def test_cli_remote_tablebase(server: str, five_pieces: str, tmp_path: Path) -> None:
+    # No local tables but the embedded 3-4-piece ones: the server answers the 5-piece positions.
+    env = dict(os.environ, XDG_CACHE_HOME=str(tmp_path), SYZYGY_PATH=str(tmp_path))
+    fen = "1K1k4/1P6/8/8/8/8/r7/2R5 w - - 3 1"  # KRPvKR, a Lucena position
+    local = run_cli("probe", fen, "--syzygy-path", five_pieces)
     far = run_cli("probe", fen, "--remote-tablebase", server, env=env)
     assert far.returncode == 0 and far.stdout == local.stdout and "remote tablebase" in far.stderr
-    best = run_cli("best", KBNK, "--remote-tablebase", server, "--json", env=env)
+    best = run_cli("best", fen, "--remote-tablebase", server, "--json", env=env)
     record = json.loads(best.stdout)
     assert record["source"] == "tablebase" and record["class"] == "WIN" and record["notes"]
-    down = run_cli("best", KBNK, "--remote-tablebase", "http://127.0.0.1:9", "--movetime", "200", env=env)
+    # The embedded tables answer a 4-piece position with no request.
+    kbnk = json.loads(run_cli("best", KBNK, "--remote-tablebase", server, "--json", env=env).stdout)
+    assert kbnk["source"] == "tablebase" and kbnk["notes"] == []
+    down = run_cli("best", fen, "--remote-tablebase", "http://127.0.0.1:9", "--movetime", "200", env=env)
     assert down.returncode == 0 and "source:    search" in down.stdout and "cannot reach the server" in down.stdout
     played = run_cli("play", "8/8/8/4k3/8/8/8/K1QR4 w - - 0 1", "--remote-tablebase", server, "--max-plies", "4",
                      "--movetime", "200", env=env)

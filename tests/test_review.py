@@ -25,7 +25,7 @@ from chess_endgame.review.judge import eval_judgement
 from chess_endgame.tablebase import Prober
 from chess_endgame_cli.main import cli
 
-from .conftest import require_tables
+from .conftest import require_pieces, require_tables
 from .tbserver import serving
 
 DATA = Path(__file__).parent / "data"
@@ -84,6 +84,7 @@ THROWN_AWAY = [
 def test_a_thrown_away_result_is_flagged_at_its_move(prober: Prober, reviewer: Reviewer, fen: str,
                                                       moves: list[str], ply: int, classes: tuple[str, str],
                                                       best: set[str] | None) -> None:
+    require_pieces(prober, chess.Board(fen))
     review = reviewer.review(game_from(fen, moves))
     assert flagged(review) == [(ply, moves[ply - 1], Judgement.BLUNDER)]
     move = review.moves[ply - 1]
@@ -205,7 +206,8 @@ def test_lichess_thresholds() -> None:
     assert eval_judgement(mate(2), chess.engine.MateGiven).judgement is None
 
 
-def test_beyond_the_tables_search_judges_and_the_entry_is_reported(reviewer: Reviewer) -> None:
+def test_beyond_the_tables_search_judges_and_the_entry_is_reported(prober: Prober, reviewer: Reviewer) -> None:
+    require_tables(prober, "KRPvKR")
     hung_queen = reviewer.review(game_from("3r2k1/5pp1/7p/8/8/8/1R3PPP/3Q2K1 w - - 0 1",
                                            ["Qd5", "Rxd5", "Rb8+", "Kh7"]))
     assert flagged(hung_queen)[0] == (1, "Qd5", Judgement.BLUNDER) and hung_queen.moves[0].best == "Qxd8+"
@@ -221,6 +223,7 @@ def test_beyond_the_tables_search_judges_and_the_entry_is_reported(reviewer: Rev
 # -- the annotated PGN ----------------------------------------------------------------------
 
 def test_the_annotated_pgn_rereads_to_the_same_moves_and_comments(prober: Prober, reviewer: Reviewer) -> None:
+    require_tables(prober, "KRPvKR")
     board, sans = perfect_game(prober, KRPVKR, 10)
     sans += ["e8=B", "Rb8+"]
     game = game_from(KRPVKR, sans, White="Ann", Black="Bob", Result="*")

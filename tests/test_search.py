@@ -18,6 +18,8 @@ from chess_endgame.sampling import random_position
 from chess_endgame.search import TB_BOUND, Limits, Searcher, TranspositionTable
 from chess_endgame.tablebase import Prober
 
+from .conftest import require_tables
+
 DATA = Path(__file__).parent / "data"
 
 
@@ -376,6 +378,7 @@ def test_the_tree_asks_the_prober_only_about_materials_it_has_tables_for(prober:
     finds a ply later by itself. The search's answer stays the same."""
     from chess_endgame.core import tree as core
 
+    require_tables(prober, "KRPvKR")
     board = chess.Board("8/8/8/4k3/R7/5PP1/6K1/r7 w - - 0 1")  # KRPPvKR: captures reach 5-piece tables
     missing = [name for name in chess.syzygy.tablenames(piece_count=5) if name not in prober.files.wdl]
     assert missing, "the test needs a 5-piece table to be missing"
@@ -448,6 +451,7 @@ def _won_six_piece_starts(prober: Prober, material: str, count: int) -> list[che
 
 @pytest.mark.slow
 def test_probes_in_the_tree_convert_six_piece_wins_more_often(prober: Prober) -> None:
+    require_tables(prober, "KQPvKQ", "KBPvKB")
     starts = [b for m in ("KQPvKQP", "KBPvKBP") for b in _won_six_piece_starts(prober, m, 10)]
     with_probes = sum(_converts(prober, b, True) for b in starts)
     without = sum(_converts(prober, b, False) for b in starts)

@@ -7,7 +7,6 @@ from __future__ import annotations
 
 import asyncio
 import json
-import os
 import random
 import signal
 import statistics
@@ -155,7 +154,7 @@ def test_standard_agrees_with_the_chooser_on_random_positions(server: str, probe
             categories.add(move["category"])
             moves_checked += 1
         checked += 1
-    assert checked >= 500, checked
+    assert checked >= 0.9 * len(boards), checked  # a few random positions have no legal move
     assert {"win", "loss", "draw", "cursed-win", "blessed-loss"} <= categories, categories
     print(f"{checked} positions, {moves_checked} moves agree; categories seen: {sorted(categories)}")
 
@@ -351,8 +350,15 @@ def test_serve_command_starts_answers_and_stops(syzygy_path: str) -> None:
     assert "stopped" in err and "Traceback" not in err
 
 
-def test_serve_command_refuses_no_tables(tmp_path: Path) -> None:
-    env = dict(os.environ, SYZYGY_PATH=str(tmp_path))
-    proc = subprocess.run([EXECUTABLE, "serve", "--port", "0"], capture_output=True, text=True, env=env, timeout=30)
-    assert proc.returncode == 2 and proc.stdout == ""
-    assert proc.stderr.startswith("chess-endgame: error: no Syzygy tables found") and proc.stderr.count("\n") == 1
+def test_serve_command_refuses_no_tables(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Only an install without its embedded tables (and no other tables) has nothing to serve."""
+    from click.testing import CliRunner
+
+    from chess_endgame import tablebase
+    from chess_endgame_cli.main import cli
+
+    monkeypatch.setattr(tablebase, "embedded_directory", lambda: str(tmp_path))
+    monkeypatch.setenv("SYZYGY_PATH", str(tmp_path))
+    result = CliRunner().invoke(cli, ["serve", "--port", "0"])
+    assert result.exit_code == 2 and result.stdout == ""
+    assert result.stderr.startswith("chess-endgame: error: no Syzygy tables found") and result.stderr.count("\n") == 1

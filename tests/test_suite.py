@@ -15,6 +15,7 @@ import pytest
 from click.testing import CliRunner
 
 from chess_endgame.suite import load_files
+from chess_endgame.tablebase import scan
 from chess_endgame_cli.main import cli
 
 DATA = Path(__file__).parent / "data"
@@ -80,7 +81,9 @@ def test_tablebase_suite_and_outputs(syzygy_path: str, tmp_path: Path) -> None:
     assert results["only en passant wins"]["moves"] == ["d5e6"]
     assert results["KRvK with expected tables values"]["checks"] == {"wdl": True, "dtz": True}
     assert results["mate, not stalemate"]["checks"] == {"am": True, "dm": True}
-    assert all(r["tb_correct"] for r in results.values())
+    # Without 5-piece tables the KBBvKN position is searched, not verified.
+    verified = scan(syzygy_path).max_pieces >= 5
+    assert all(r["tb_correct"] for key, r in results.items() if verified or key != "only Nxg6 draws")
     header = out_csv.read_text().splitlines()[0].split(",")
     assert header[:5] == ["index", "file", "line", "id", "kind"] and "tb_correct" in header
     assert len(out_csv.read_text().splitlines()) == 8

@@ -131,6 +131,10 @@ def test_tablebase_scores_and_multipv(engine: chess.engine.SimpleEngine, syzygy_
     assert info["tbhits"] > 0 and len(info["pv"]) >= 2
     lines = engine.analyse(kbnk, chess.engine.Limit(depth=2), multipv=3)
     assert len(lines) == 3 and len({tuple(line["pv"][:1]) for line in lines}) == 3
+
+
+def test_tablebase_hits_in_the_tree_and_cursed_wins(engine: chess.engine.SimpleEngine, five_pieces: str) -> None:
+    engine.configure({"SyzygyPath": five_pieces})
     # A position searched, not in the tables, with tablebase hits in the tree.
     engine.configure({"SyzygyProbeLimit": 5})
     krppkr = chess.Board("8/8/8/4k3/R7/5PP1/6K1/r7 w - - 0 1")
