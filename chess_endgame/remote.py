@@ -37,7 +37,6 @@ import json
 import os
 import sqlite3
 import statistics
-import sys
 import threading
 import time
 import urllib.parse
@@ -46,7 +45,7 @@ from dataclasses import dataclass, field
 import chess
 
 from . import __version__
-from .tablebase import NotCovered, NotCoveredError, ProbeResult, ProbeStats, Reason, TablebaseProber
+from .tablebase import NotCovered, NotCoveredError, ProbeResult, ProbeStats, Reason, TablebaseProber, user_directory
 
 #: Categories of the Lichess API and their sign (from the side to move of the position they describe).
 CATEGORY_SIGN: dict[str, int | None] = {
@@ -75,13 +74,7 @@ MEMORY_ENTRIES = 65536
 
 def user_cache_dir() -> str:
     """The user's cache directory for this program (XDG on Linux, Library/Caches on macOS, LOCALAPPDATA)."""
-    if sys.platform == "win32":
-        base = os.environ.get("LOCALAPPDATA") or os.path.expanduser("~\\AppData\\Local")
-    elif sys.platform == "darwin":
-        base = os.path.expanduser("~/Library/Caches")
-    else:
-        base = os.environ.get("XDG_CACHE_HOME") or os.path.expanduser("~/.cache")
-    return os.path.join(base, "chess-endgame")
+    return user_directory("cache")
 
 
 def default_cache_path() -> str:

@@ -521,17 +521,26 @@ def embedded_directory() -> str:
     return chess_endgame_tablebases.DIRECTORY
 
 
-def default_directory() -> str:
-    """The per-user data directory for tables, where ``tablebases download`` writes by default:
-    ``$XDG_DATA_HOME/chess-endgame/syzygy`` (``~/.local/share/...``) on Linux, ``~/Library/Application
-    Support/chess-endgame/syzygy`` on macOS, ``%LOCALAPPDATA%\\chess-endgame\\syzygy`` on Windows."""
+def user_directory(kind: str) -> str:
+    """This program's per-user ``"data"`` or ``"cache"`` directory: ``$XDG_DATA_HOME/chess-endgame``
+    (``~/.local/share/chess-endgame``) or ``$XDG_CACHE_HOME/chess-endgame`` (``~/.cache/...``) on Linux,
+    ``~/Library/Application Support/chess-endgame`` or ``~/Library/Caches/chess-endgame`` on macOS,
+    ``%LOCALAPPDATA%\\chess-endgame`` on Windows (both)."""
     if sys.platform == "win32":
         base = os.environ.get("LOCALAPPDATA") or os.path.expanduser("~\\AppData\\Local")
     elif sys.platform == "darwin":
-        base = os.path.expanduser("~/Library/Application Support")
-    else:
+        base = os.path.expanduser("~/Library/Application Support" if kind == "data" else "~/Library/Caches")
+    elif kind == "data":
         base = os.environ.get("XDG_DATA_HOME") or os.path.expanduser("~/.local/share")
-    return os.path.join(base, "chess-endgame", "syzygy")
+    else:
+        base = os.environ.get("XDG_CACHE_HOME") or os.path.expanduser("~/.cache")
+    return os.path.join(base, "chess-endgame")
+
+
+def default_directory() -> str:
+    """The per-user directory for tables, where ``tablebases download`` writes by default: ``syzygy`` in
+    :func:`user_directory` ``("data")``."""
+    return os.path.join(user_directory("data"), "syzygy")
 
 
 def user_path(path: str | None = None) -> str:
