@@ -21,6 +21,7 @@ from chess_endgame.chooser import Choice, MoveClass, choose, rank_move
 from chess_endgame.game import TablebaseAgent, play_game
 from chess_endgame.remote import RemoteProber
 from chess_endgame.review import GameReview, Judgement, Reviewer, ReviewOptions, annotated_game, annotated_pgn
+from chess_endgame.review.curve import CHAR_WIDTH
 from chess_endgame.review.judge import eval_judgement
 from chess_endgame.tablebase import Prober
 from chess_endgame_cli.main import cli
@@ -264,6 +265,8 @@ def test_cli_outputs(syzygy_path: str, tmp_path: Path) -> None:
     assert [g.headers["White"] for g in iter(lambda: chess.pgn.read_game(annotated), None)] == ["A", "?"]
     assert "1. Qf7 $4 { [%eval 0.00] Blunder. Qf8# was best." in out
     assert "result thrown away: 1. Qf7??" in err and "reviewed 2 of 2 games" in err
+    # One ply, not "1 plies"; the draw named: a stalemate.
+    assert "game 1: A - B *, 1 ply\n" in err and "(win → draw by stalemate); Qf8# was best" in err
     code, out, err = run("review", str(games), "--nodes", "2000", "--json", "--output", str(tmp_path / "a.pgn"),
                          "--svg", str(tmp_path / "curves"))
     assert code == 0, err
@@ -277,6 +280,16 @@ def test_cli_outputs(syzygy_path: str, tmp_path: Path) -> None:
     svg = xml.dom.minidom.parse(str(tmp_path / "curves" / "game-2.svg"))
     dots = svg.getElementsByTagName("circle")
     assert len(dots) == 1 and "3. Bd8?? Blunder." in dots[0].getElementsByTagName("title")[0].firstChild.data
+    # A blunder on the last ply sits at the right edge: its label must not be cut off there.
+    for name in ("game-1.svg", "game-2.svg"):
+        picture = xml.dom.minidom.parse(str(tmp_path / "curves" / name)).documentElement
+        width = float(picture.getAttribute("width"))
+        labels = [t for t in picture.getElementsByTagName("text") if t.firstChild.data.endswith("??")]
+        assert labels, name
+        for label in labels:
+            x, span = float(label.getAttribute("x")), CHAR_WIDTH * len(label.firstChild.data)
+            left = {"start": x, "middle": x - span / 2, "end": x - span}[label.getAttribute("text-anchor")]
+            assert 0 <= left and left + span <= width, (name, label.toxml())
 
 
 def test_jobs_give_the_same_review(syzygy_path: str, tmp_path: Path) -> None:
@@ -312,10 +325,11 @@ def test_bad_input(syzygy_path: str, tmp_path: Path) -> None:
     database.write_text(f'{good}\n\n[Event "broken"]\n\n1. e4 e5 2. Ke3 *\n\n{good}\n')
     code, out, err = run("review", str(database), "--nodes", "2000")
     assert code == 0, err
-    assert "chess-endgame: skipped game 2 (line 13): illegal san: 'Ke3'" in err
+    # The line of the illegal move itself (the game starts on line 13).
+    assert "chess-endgame: skipped game 2 (line 15): illegal san: 'Ke3'" in err
     assert out.count("[Event ") == 2 and "reviewed 2 of 3 games in" in err and "1 skipped" in err
-    (tmp_path / "bad.pgn").write_text('[Event "broken"]\n\n1. e4 e5 2. Ke3 *\n')
-    one_line(*run("review", str(tmp_path / "bad.pgn")), "no game to review", "1 bad", "game 1, line 1", "Ke3")
+    (tmp_path / "bad.pgn").write_text('[Event "broken"]\n\n1. e4 e5\n2. Nf3 Nc6\n3. Ke3 *\n')
+    one_line(*run("review", str(tmp_path / "bad.pgn")), "no game to review", "1 bad", "game 1, line 5", "Ke3")
 
 
 def test_ctrl_c_keeps_the_games_done(syzygy_path: str, tmp_path: Path) -> None:

@@ -47,11 +47,18 @@ class Skipped:
 
 
 class _Builder(chess.pgn.GameBuilder):
-    """python-chess's game builder that keeps errors in ``game.errors`` without logging them."""
+    """python-chess's game builder that keeps errors in ``game.errors`` without logging them, and where in
+    ``handle`` (if given) the reader was at the first one: python-chess reads a line at a time, so that is
+    the end of the line with the error."""
+
+    def __init__(self, handle: io.StringIO | None = None) -> None:
+        super().__init__()
+        self._handle = handle
 
     def begin_game(self) -> None:
         super().begin_game()
         self.seen = False  # a tag or a move: something PGN-like
+        self.error_offset: int | None = None
 
     def visit_header(self, tagname: str, tagvalue: str) -> None:
         self.seen = True
@@ -63,10 +70,13 @@ class _Builder(chess.pgn.GameBuilder):
 
     def handle_error(self, error: Exception) -> None:
         self.game.errors.append(error)
+        if self.error_offset is None and self._handle is not None:
+            self.error_offset = self._handle.tell()
 
     def result(self) -> chess.pgn.Game:
         game = super().result()
         game.seen = self.seen  # type: ignore[attr-defined]
+        game.error_offset = self.error_offset  # type: ignore[attr-defined]
         return game
 
 
@@ -98,7 +108,7 @@ def read_games(path: str) -> tuple[list[PgnGame], list[Skipped]]:
     number = 0
     while True:
         offset = handle.tell()
-        game = chess.pgn.read_game(handle, Visitor=_Builder)
+        game = chess.pgn.read_game(handle, Visitor=lambda: _Builder(handle))
         if game is None:
             break
         start = _skip_blanks(text, offset)
@@ -111,7 +121,9 @@ def read_games(path: str) -> tuple[list[PgnGame], list[Skipped]]:
         number += 1
         problem = game_problem(game)
         if problem is not None:
-            skipped.append(Skipped(number, line, problem))
+            at = game.error_offset  # type: ignore[attr-defined]
+            # The line of the error itself (an illegal move), else of the game's start.
+            skipped.append(Skipped(number, line if at is None else text.count("\n", 0, max(at - 1, 0)) + 1, problem))
         else:
             games.append(PgnGame(number, line, str(game)))
     if not games and not skipped:
