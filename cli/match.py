@@ -21,6 +21,7 @@ from chess_endgame.engine_match import (
 )
 from chess_endgame.engines import EngineError, SearchLimits
 from chess_endgame.match import BALANCE_NODES, BALANCED_CP, NoBalancedStarts, balanced_starts, read_openings
+from chess_endgame.text import plural
 
 from .common import (
     EngineCommand,
@@ -62,8 +63,8 @@ def _report(outcome: MatchOutcome, starts: str, jobs: int, *, err: bool) -> None
 
     first, second = outcome.names
     s = outcome.summary()
-    say(f"{first} vs {second}: {s['games']} games at {outcome.time_control}; {starts}; {jobs} "
-        f"{'job' if jobs == 1 else 'jobs'}")
+    say(f"{first} vs {second}: {plural(s['games'], 'game')} at {outcome.time_control}; {starts}; "
+        f"{plural(jobs, 'job')}")
     if not s["games"]:
         say("no game finished")
         return
@@ -270,5 +271,5 @@ def _run(spec: MatchSpec, pairs: list, starts_text: str, balance: dict | None, j
     for error in outcome.errors:
         click.echo(f"chess-endgame: engine error: {error}", err=True)
     if outcome.interrupted:
-        interrupted(f"{len(outcome.games)} of {spec.games} games finished; the report and the PGN hold them")
+        interrupted(f"{len(outcome.games)} of {plural(spec.games, 'game')} finished; the report and the PGN hold them")
     sys.exit(1 if outcome.errors else 0)

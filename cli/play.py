@@ -12,6 +12,7 @@ from chess_endgame.game import GameRecord, PlayedMove, TablebaseAgent, play_game
 from chess_endgame.remote import RootProber
 from chess_endgame.search import Limits
 from chess_endgame.tablebase import category
+from chess_endgame.text import plural
 
 from .common import (
     EngineCommand,
@@ -76,7 +77,7 @@ def best(position: tuple[str, ...], moves: bool, as_json: bool, no_faster_mate: 
     click.echo(f"best move: {record['san']} ({record['move']})")
     click.echo(f"source:    {decision.source}")
     if decision.cls is not None:
-        click.echo(f"class:     {decision.cls.name} (distance {decision.distance} plies); position: "
+        click.echo(f"class:     {decision.cls.name} (distance {plural(decision.distance, 'ply')}); position: "
                    f"{category(wdl)} WDL {wdl} DTZ {dtz}")
     else:
         click.echo(f"search:    depth {decision.depth}, {decision.nodes} nodes, {decision.time_ms} ms")
@@ -151,7 +152,7 @@ def play(fen: str, opponent: str, max_plies: int, pgn_path: str | None, no_faste
     finally:
         theirs.close()
         player.set_remote(None)
-    click.echo(f"result: {record.result} ({record.termination}) after {record.plies} plies", err=err)
+    click.echo(f"result: {record.result} ({record.termination}) after {plural(record.plies, 'ply')}", err=err)
     if pgn_path:
         with open_output(pgn_path) as f:
             f.write(record.pgn())
@@ -160,5 +161,5 @@ def play(fen: str, opponent: str, max_plies: int, pgn_path: str | None, no_faste
     if isinstance(stopped, EngineError):
         fail(str(stopped))
     if stopped is not None:
-        interrupted(f"the {record.plies} plies played are above" + (f" and in {pgn_path}" if pgn_path else ""))
+        interrupted(f"the {plural(record.plies, 'ply')} played are above" + (f" and in {pgn_path}" if pgn_path else ""))
     sys.exit(0)

@@ -30,6 +30,7 @@ from chess_endgame.review import (
 )
 from chess_endgame.review.judge import TIGHT_PLIES
 from chess_endgame.tablebase import Prober
+from chess_endgame.text import plural
 
 from .common import (
     STDOUT,
@@ -50,8 +51,8 @@ from .common import (
 
 
 def _print_summary(data: dict, *, err: bool) -> None:
-    click.echo(f"game {data['number']}: {data['white']} - {data['black']} {data['result']}, {data['plies']} plies",
-               err=err)
+    click.echo(f"game {data['number']}: {data['white']} - {data['black']} {data['result']}, "
+               f"{plural(data['plies'], 'ply')}", err=err)
     entry = data["entered_tables"]
     if entry is not None:
         where = "at the start" if entry["ply"] == 0 else f"after ply {entry['ply']}"
@@ -66,10 +67,11 @@ def _print_summary(data: dict, *, err: bool) -> None:
     for color in ("white", "black"):
         kept = data["kept"][color]
         if kept["won"]:
-            click.echo(f"  {color.capitalize()} kept the win with {kept['kept']} of {kept['won']} moves", err=err)
-    counts = "; ".join(f"{color.capitalize()}: " + ", ".join(f"{n} {word}" for word, n in data["counts"][color].items()
-                                                             if n) for color in ("white", "black")
-                       if any(data["counts"][color].values()))
+            click.echo(f"  {color.capitalize()} kept the win with {kept['kept']} of {plural(kept['won'], 'move')}",
+                       err=err)
+    per_side = {color: [plural(n, word) for word, n in data["counts"][color].items() if n]
+                for color in ("white", "black")}
+    counts = "; ".join(f"{color.capitalize()}: {', '.join(words)}" for color, words in per_side.items() if words)
     click.echo(f"  flagged: {counts or 'nothing'}", err=err)
 
 
@@ -176,7 +178,7 @@ def review(pgn_file: str, movetime: int | None, nodes: int | None, depth: int | 
     else:
         for game in reviews:
             _print_summary(summary(game), err=err)
-        click.echo(f"reviewed {len(reviews)} of {in_file} games in {seconds:.1f} s"
+        click.echo(f"reviewed {len(reviews)} of {plural(in_file, 'game')} in {seconds:.1f} s"
                    + (f"; {len(skipped)} skipped" if skipped else ""), err=err)
     for i, why in sorted(batch.retried.items()):
         click.echo(f"chess-endgame: retried game {games[i].number}: {why}", err=True)

@@ -12,6 +12,7 @@ from tqdm import tqdm
 
 from chess_endgame import tables
 from chess_endgame.tablebase import HOW_TO_GET_TABLES, default_directory, embedded_directory, resolve_path
+from chess_endgame.text import plural
 
 from .common import echo_json, fail, interrupted, user_errors
 
@@ -24,6 +25,8 @@ def _size(size: int) -> str:
     """Bytes in the unit a person reads best (decimal, as the published set sizes are)."""
     if size >= 1e10:
         return f"{size / 1e9:.0f} GB"
+    if size < 1000:
+        return f"{size} B"
     return f"{size / 1e6:.0f} MB" if size >= 1e7 else f"{size / 1e6:.1f} MB" if size >= 1e6 else f"{size / 1e3:.0f} kB"
 
 
@@ -185,7 +188,8 @@ def download(pieces: str, wdl_only: bool, dest: str | None, mirror: str,
         if not confirmed:
             fail("6-piece download not confirmed; nothing downloaded (pass --yes to skip the question)")
     files = tables.table_files(int(pieces), wdl_only=wdl_only, smallest=int(pieces))
-    click.echo(f"{pieces}-piece set: {len(files)} files, about {_size(size)}, from {mirror} into {dest}", err=True)
+    click.echo(f"{pieces}-piece set: {plural(len(files), 'file')}, about {_size(size)}, from {mirror} into {dest}",
+               err=True)
     overall = tqdm(total=len(files), unit="file", desc="tables", file=sys.stderr, dynamic_ncols=True, disable=None)
     current: dict[str, tqdm] = {}
 
@@ -214,7 +218,7 @@ def download(pieces: str, wdl_only: bool, dest: str | None, mirror: str,
     if result.stopped and not (result.downloaded or result.present or result.failed or result.unavailable):
         click.echo(f"chess-endgame: download failed: {result.stopped}", err=True)  # nothing done: the reason alone
         sys.exit(1)
-    click.echo(f"downloaded {len(result.downloaded)} files ({_size(result.bytes)}), "
+    click.echo(f"downloaded {plural(len(result.downloaded), 'file')} ({_size(result.bytes)}), "
                f"{len(result.present)} already present, {len(result.failed)} bad, "
                f"{len(result.unavailable)} not on the mirror")
     for name, problem in result.replaced.items():

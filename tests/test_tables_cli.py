@@ -204,7 +204,7 @@ def test_download_fetches_again_what_verify_calls_bad(syzygy_dir: Path, tmp_path
     with serve(str(mirror)) as (url, log):
         code, out, err = run("tablebases", "download", "--pieces", "3", "--dest", str(dest), "--mirror", url)
     assert code == 0, err
-    assert "downloaded 1 files" in out and "9 already present" in out
+    assert "downloaded 1 file (" in out and "9 already present" in out
     assert "fetched again KRvK.rtbw" in out
     assert [name for name, _ in log] == ["KRvK.rtbw"]
     assert (dest / "KRvK.rtbw").read_bytes() == (syzygy_dir / "KRvK.rtbw").read_bytes()

@@ -77,10 +77,25 @@ def curve_svg(review: GameReview) -> str:
                    f'fill="{COLORS[move.judgement]}" stroke="black" stroke-width="0.6">'
                    f"<title>{escape(tip)}</title></circle>")
         if move.judgement is Judgement.BLUNDER:
-            out.append(f'<text x="{x(move.ply):.1f}" y="{y(values[move.ply]) - 7:.1f}" text-anchor="middle" '
-                       f'fill={quoteattr(COLORS[move.judgement])}>{escape(move.label)}??</text>')
+            label = f"{move.label}??"
+            out.append(f'<text x="{x(move.ply):.1f}" y="{y(values[move.ply]) - 7:.1f}" '
+                       f'text-anchor="{label_anchor(x(move.ply), label)}" '
+                       f'fill={quoteattr(COLORS[move.judgement])}>{escape(label)}</text>')
     out.append("</svg>")
     return "\n".join(out) + "\n"
+
+
+#: Width of a character of the 11-pixel sans-serif labels, a generous estimate in pixels.
+CHAR_WIDTH = 7.0
+
+
+def label_anchor(x: float, text: str) -> str:
+    """How to anchor a label at ``x`` so that it stays inside the picture: centred on its point, or ending
+    (starting) there near the right (left) edge."""
+    half = CHAR_WIDTH * len(text) / 2
+    if x + half > WIDTH - 2:
+        return "end"
+    return "start" if x - half < 2 else "middle"
 
 
 def _tick_step(plies: int) -> int:

@@ -28,10 +28,12 @@ import enum
 import math
 from dataclasses import dataclass
 
+import chess
 import chess.engine
 import chess.pgn
 
 from ..chooser import MoveClass, RankedMove
+from ..text import plural
 
 #: Plies before the 50-move draw below which spending the margin matters (``?!``).
 TIGHT_PLIES = 10
@@ -96,16 +98,34 @@ class Verdict:
     reason: str = ""
 
 
+#: How a game ends at once in a draw (python-chess's terminations), in words.
+DRAWN_BY = {chess.Termination.STALEMATE: "stalemate",
+            chess.Termination.INSUFFICIENT_MATERIAL: "insufficient material",
+            chess.Termination.THREEFOLD_REPETITION: "threefold repetition",
+            chess.Termination.FIVEFOLD_REPETITION: "fivefold repetition",
+            chess.Termination.FIFTY_MOVES: "the 50-move rule",
+            chess.Termination.SEVENTYFIVE_MOVES: "the 75-move rule"}
+
+
+def drawn_by(after: chess.Board) -> str | None:
+    """Why the position after a move is a draw at once (stalemate, repetition, the 50-move rule,
+    insufficient material), from :meth:`chess.Board.outcome` with draws claimed; None when it is not."""
+    result = after.outcome(claim_draw=True)
+    return DRAWN_BY.get(result.termination) if result is not None else None
+
+
 def tablebase_judgement(best: RankedMove, played: RankedMove, *, repeats: bool = False,
-                        tight: int = TIGHT_PLIES) -> Verdict:
+                        tight: int = TIGHT_PLIES, draw: str | None = None) -> Verdict:
     """Judge ``played`` against the position's ``best`` move (both exact, mover's view).
 
-    ``repeats``: the position after the move has occurred before (a third time draws).
+    ``repeats``: the position after the move has occurred before (a third time draws). ``draw``: why
+    the position after the move is a draw at once (:func:`drawn_by`), named in the reason.
     """
     before, after = outcome(best.cls), outcome(played.cls)
     if after < before:
         rule = ", a draw under the 50-move rule" if after in (Outcome.CURSED_WIN, Outcome.BLESSED_LOSS) else ""
-        return Verdict(Judgement.BLUNDER, f"{before.text} → {after.text}{rule}")
+        how = f" by {draw}" if draw and after == Outcome.DRAW else ""
+        return Verdict(Judgement.BLUNDER, f"{before.text} → {after.text}{how}{rule}")
     if played.move == best.move or before not in (Outcome.WIN, Outcome.LOSS):
         return Verdict(None)
     left, best_left = spare(played), spare(best)
@@ -113,12 +133,12 @@ def tablebase_judgement(best: RankedMove, played: RankedMove, *, repeats: bool =
         return Verdict(None)
     if before == Outcome.WIN:
         if left < best_left and left < tight:
-            return Verdict(Judgement.DUBIOUS, f"keeps the win with {max(left, 0)} plies to spare before the "
+            return Verdict(Judgement.DUBIOUS, f"keeps the win with {plural(max(left, 0), 'ply')} to spare before the "
                                               f"50-move draw; the best move kept {best_left}")
         if repeats:
             return Verdict(Judgement.DUBIOUS, "keeps the win but repeats a position: a third time is a draw")
     elif left > best_left and best_left < tight:
-        return Verdict(Judgement.DUBIOUS, f"resists less: the winner now has {left} plies to spare before the "
+        return Verdict(Judgement.DUBIOUS, f"resists less: the winner now has {plural(left, 'ply')} to spare before the "
                                           f"50-move draw; the best defence left {max(best_left, 0)}")
     return Verdict(None)
 

@@ -29,7 +29,7 @@ from ..player import Decision, Player, PlayerOptions
 from ..remote import RemoteProber, RootProber
 from ..search import Limits, Score
 from ..tablebase import NotCoveredError, Prober
-from .judge import TIGHT_PLIES, Judgement, Verdict, eval_judgement, tablebase_judgement
+from .judge import TIGHT_PLIES, Judgement, Verdict, drawn_by, eval_judgement, tablebase_judgement
 
 #: Search budget per position beyond the tables when none is given (nodes; deterministic).
 DEFAULT_NODES = 20000
@@ -231,9 +231,10 @@ class Reviewer:
                 entry.source, entry.before, entry.after = "tablebase", choice.result.name, played.cls.name
                 best_move = best.move
                 board.push(move)
-                repeats = board.is_repetition(2)
+                repeats, draw = board.is_repetition(2), drawn_by(board)
                 board.pop()
-                verdict = tablebase_judgement(best, played, repeats=repeats, tight=self.options.tight_plies)
+                verdict = tablebase_judgement(best, played, repeats=repeats, tight=self.options.tight_plies,
+                                              draw=draw)
         if entry.source == "search" and move != best_move and here.score is not None and after.score is not None \
                 and eval_judgement(here.score.pov(board.turn), after.score.pov(board.turn)).judgement is not None:
             played_score = self._score_of(board, move)  # a drop between two searches: confirm it from one root
