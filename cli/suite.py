@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import os
 import sys
 
+import chess
 import click
 from tqdm import tqdm
 
@@ -20,6 +22,7 @@ from chess_endgame.suite import (
     write_json,
 )
 from chess_endgame.suite.items import Item
+from chess_endgame.text import plural
 
 from .common import (
     STDOUT,
@@ -70,7 +73,55 @@ def _print_summary(summary: Summary, items: int, *, err: bool) -> None:
     for row in summary.by_operation:
         click.echo(line(row), err=err)
     if summary.total.total < items:
-        click.echo(f"not run: {items - summary.total.total} of {items} positions", err=err)
+        click.echo(f"not run: {items - summary.total.total} of {plural(items, 'position')}", err=err)
+
+
+def _san(fen: str, moves: list[str]) -> str:
+    """The solver's moves in SAN (UCI where they do not replay)."""
+    board = chess.Board(fen)
+    out = []
+    for uci in moves:
+        try:
+            move = chess.Move.from_uci(uci)
+            out.append(board.san(move))
+            board.push(move)
+        except (ValueError, AssertionError):
+            out.append(uci)
+    return " ".join(out) or "no move"
+
+
+def _expected(item: Item, result) -> str:
+    """What the failed operations asked for, as the suite's file says it (SAN for moves)."""
+    board = chess.Board(item.fen)
+    parts = []
+    for op, ok in result.checks.items():
+        if ok is not False:
+            continue
+        wanted = item.ops.get(op) if item.kind == "epd" else None
+        if op in ("bm", "am") and wanted:
+            parts.append(f"{op} " + " ".join(board.san(chess.Move.from_uci(m)) for m in wanted))
+        elif op == "puzzle":
+            parts.append("the line " + _san(item.fen, item.solution))
+        else:
+            parts.append(f"{op} {wanted}")
+    return "; ".join(parts)
+
+
+def _print_failed(results: list, items: list[Item], *, err: bool) -> None:
+    """After the summary: every position the solver failed, with what it played and what was expected."""
+    failed = sorted((r for r in results if r.solved is False), key=lambda r: r.index)
+    if not failed:
+        return
+    click.echo(f"failed ({len(failed)}):", err=err)
+    for result in failed:
+        item = items[result.index]
+        tables = f"; the tables: {result.tb_move_class}, best {result.tb_best_class}" if result.tb_move_class else ""
+        played = result.moves
+        if item.kind == "puzzle":  # the solver's moves with the puzzle's replies between them
+            played = [m for i, mine in enumerate(result.moves) for m in (mine, *item.solution[2 * i + 1:2 * i + 2])]
+            played = played[:2 * len(result.moves) - 1]
+        click.echo(f"  {os.path.basename(item.file)}:{item.line} {item.id}: played {_san(item.fen, played)}, "
+                   f"expected {_expected(item, result)}{tables}", err=err)
 
 
 @click.command()
@@ -118,10 +169,11 @@ def suite(files: tuple[str, ...], movetime: int | None, depth: int | None, nodes
         movetime = DEFAULT_MOVETIME_MS
     loaded = load_files(list(files), theme=theme)
     load_errors = loaded.errors
+    if len(load_errors) == len(files):  # nothing to run: one line, the reason (or how many files failed)
+        fail(str(load_errors[0]) if len(files) == 1 else
+             f"no readable suite among the files given: {'; '.join(str(e) for e in load_errors)}")
     for error in load_errors:
         click.echo(f"chess-endgame: error: {error}", err=True)
-    if len(load_errors) == len(files):
-        fail("no readable suite among the files given")
     for path, line, message in loaded.skipped:
         click.echo(f"chess-endgame: skipped {path}:{line}: {message}", err=True)
     items: list[Item] = loaded.items[:max_items] if max_items else loaded.items
@@ -149,6 +201,7 @@ def suite(files: tuple[str, ...], movetime: int | None, depth: int | None, nodes
     bar.close()
     if not as_json:
         _print_summary(summarize(outcome.results), len(items), err=err)
+        _print_failed(outcome.results, items, err=err)
     meta = {"files": list(files), "engine": engine_command or "chess-endgame", "limits":
             {"movetime": movetime, "depth": depth, "nodes": nodes}, "jobs": jobs, "positions": len(items),
             "interrupted": outcome.interrupted}

@@ -126,7 +126,10 @@ def test_jobs_give_the_same_results(syzygy_path: str, tmp_path: Path) -> None:
 
 def test_bad_files_and_options(syzygy_path: str, tmp_path: Path) -> None:
     code, _, err = run("suite", str(tmp_path / "missing.epd"))
-    assert code == 2 and "cannot read suite" in err
+    assert code == 2 and err == f"chess-endgame: error: cannot read suite {tmp_path / 'missing.epd'}: " \
+        "No such file or directory\n"  # one line, the reason
+    code, _, err = run("suite", str(tmp_path / "missing.epd"), str(tmp_path / "missing2.epd"))
+    assert code == 2 and len(err.splitlines()) == 1 and "missing2.epd" in err
     code, out, err = run("suite", str(tmp_path / "missing.epd"), str(DATA / "mates.epd"), "--depth", "2",
                          "--limit", "3")
     assert code == 1 and "cannot read suite" in err and "mates.epd" in out  # the others still run
@@ -214,3 +217,17 @@ def test_ctrl_c_keeps_partial_results(syzygy_path: str, tmp_path: Path) -> None:
     assert "interrupted" in err and "not run:" in out
     done = json.loads(out_json.read_text())
     assert done["meta"]["interrupted"] and 0 < len(done["positions"]) < 43
+
+
+def test_the_text_report_lists_the_failed_positions(syzygy_path: str) -> None:
+    code, out, err = run("suite", str(DATA / "tablebase.epd"), str(DATA / "puzzles.csv"), "--depth", "2")
+    assert code == 0, err
+    failed = out.split("\nfailed (")[1].splitlines()
+    count = int(failed[0].split(")")[0])
+    assert count == len(failed) - 1 >= 1
+    # The wrong key: the engine's move, the key's move in SAN, and the tables' verdict on it.
+    assert "  tablebase.epd:3 KBNvK: wrong key, Bd8 is slower: played " in out
+    assert "expected bm Bd8; the tables: WIN, best WIN" in out
+    assert all(line.startswith("  ") and ": played " in line and ", expected " in line for line in failed[1:])
+    # Every other position of the report is solved: none of them is listed.
+    assert "KBNvK: six fastest wins" not in out.split("\nfailed (")[1]
