@@ -4,10 +4,12 @@ from __future__ import annotations
 
 import contextlib
 import functools
+import io
 import json
 import os
 import shlex
 import sys
+import tempfile
 from collections.abc import Callable, Iterator, Sequence
 from typing import Any, NoReturn, TextIO, TypeVar
 
@@ -74,10 +76,13 @@ class CommandGroup(click.Group):
 
     def main(self, args: Any = None, prog_name: str | None = None, complete_var: str | None = None,
              standalone_mode: bool = True, **extra: Any) -> Any:
+        MOVED_OUTPUTS.clear()
         if not standalone_mode:
             return super().main(args, prog_name, complete_var, standalone_mode=False, **extra)
         try:
             code = super().main(args, prog_name, complete_var, standalone_mode=False, **extra)
+        except SystemExit as exc:
+            code = exc.code
         except click.exceptions.NoArgsIsHelpError as exc:
             exc.show()  # no command given: the help text, as click prints it
             sys.exit(exc.exit_code)
@@ -86,7 +91,8 @@ class CommandGroup(click.Group):
             sys.exit(exc.exit_code)
         except (click.Abort, KeyboardInterrupt):
             interrupted("nothing was kept")
-        sys.exit(code if isinstance(code, int) else 0)
+        code = code if isinstance(code, int) else 0
+        sys.exit(1 if code == 0 and MOVED_OUTPUTS else code)  # an output went elsewhere: not a success
 
 
 def user_errors(func: F) -> F:
@@ -127,67 +133,147 @@ class EngineCommand(click.ParamType):
 STDOUT = "-"
 
 
-class OutputFile(click.ParamType):
-    """A file the command will write (``-``: standard output), checked before any work starts.
+def writable_file(path: str) -> str | None:
+    """Why ``path`` cannot be written (None: it can), found by doing it: an existing file is opened for
+    appending (its content untouched), a new one is created and removed. Permission bits say nothing to
+    root, and a read-only or virtual file system (/sys, /proc, a full disk) only says no when asked."""
+    if os.path.isdir(path):
+        return f"{path} is a directory"
+    directory = os.path.dirname(os.path.abspath(path))
+    if not os.path.isdir(directory):
+        return f"the directory {directory} does not exist"
+    try:
+        if os.path.exists(path):
+            with open(path, "a", encoding="utf-8"):
+                pass
+        else:
+            with open(path, "x", encoding="utf-8"):
+                pass
+            os.remove(path)
+    except OSError as exc:
+        return exc.strerror or str(exc)
+    return None
 
-    The directory must exist and be writable, the name must not be a directory,
-    and an existing file must be writable, so a long run never ends in "cannot
-    write". Write it with :func:`open_output`.
+
+def writable_directory(path: str) -> str | None:
+    """Why files cannot be written into the directory ``path`` (None: they can), found by making it (with
+    its parents, as the command will) and writing a probe file in it."""
+    if os.path.exists(path) and not os.path.isdir(path):
+        return f"{path} is not a directory"
+    try:
+        os.makedirs(path, exist_ok=True)
+        with tempfile.NamedTemporaryFile(dir=path, prefix=".chess-endgame-probe-"):
+            pass
+    except OSError as exc:
+        return exc.strerror or str(exc)
+    return None
+
+
+class OutputFile(click.ParamType):
+    """A file the command will write (``-``: standard output), checked before any work starts by creating it
+    (:func:`writable_file`), so that a long run never ends in "cannot write". Write it with
+    :func:`open_output`.
     """
 
     name = "FILE"
 
     def convert(self, value: Any, param: click.Parameter | None, ctx: click.Context | None) -> str:
         path = os.fspath(value)
-        if path == STDOUT:
-            return path
-        directory = os.path.dirname(os.path.abspath(path))
-        if os.path.isdir(path):
-            self.fail(f"{path} is a directory", param, ctx)
-        elif not os.path.isdir(directory):
-            self.fail(f"cannot write {path}: the directory {directory} does not exist", param, ctx)
-        elif os.path.exists(path) and not os.access(path, os.W_OK):
-            self.fail(f"cannot write {path}: permission denied", param, ctx)
-        elif not os.path.exists(path) and not os.access(directory, os.W_OK | os.X_OK):
-            self.fail(f"cannot write {path}: no permission to create files in {directory}", param, ctx)
+        if path != STDOUT and (problem := writable_file(path)) is not None:
+            self.fail(f"cannot write {path}: {problem}", param, ctx)
         return path
 
 
 class OutputDirectory(click.ParamType):
-    """A directory the command will write files into, checked before any work starts.
-
-    It must be a writable directory, or not exist yet in a writable directory
-    (the command makes it).
-    """
+    """A directory the command will write files into, checked before any work starts by making it and
+    writing a probe file in it (:func:`writable_directory`)."""
 
     name = "DIR"
 
     def convert(self, value: Any, param: click.Parameter | None, ctx: click.Context | None) -> str:
         path = os.fspath(value)
-        parent = os.path.dirname(os.path.abspath(path))
-        if os.path.exists(path) and not os.path.isdir(path):
-            self.fail(f"{path} is not a directory", param, ctx)
-        elif os.path.isdir(path) and not os.access(path, os.W_OK | os.X_OK):
-            self.fail(f"cannot write into {path}: permission denied", param, ctx)
-        elif not os.path.exists(path) and not os.path.isdir(parent):
-            self.fail(f"cannot make {path}: the directory {parent} does not exist", param, ctx)
-        elif not os.path.exists(path) and not os.access(parent, os.W_OK | os.X_OK):
-            self.fail(f"cannot make {path}: no permission to create files in {parent}", param, ctx)
+        if (problem := writable_directory(path)) is not None:
+            self.fail(f"cannot write into {path}: {problem}", param, ctx)
         return path
+
+
+def fallback_path(path: str) -> str:
+    """A new file in the temporary directory for what could not be written to ``path`` (same suffix)."""
+    handle, fallback = tempfile.mkstemp(prefix="chess-endgame-", suffix=os.path.splitext(path)[1] or ".txt")
+    os.close(handle)
+    return fallback
+
+
+class _KeptWriter(io.StringIO):
+    """Text written to a file and kept in memory too, so that a failing disk loses nothing."""
+
+    def __init__(self, path: str, newline: str | None) -> None:
+        super().__init__(newline=newline)
+        self.problem: str | None = None
+        self._file: TextIO | None = None
+        try:
+            self._file = open(path, "w", encoding="utf-8", newline=newline)  # noqa: SIM115 - closed in finish()
+        except OSError as exc:
+            self.problem = exc.strerror or str(exc)
+
+    def write(self, text: str) -> int:
+        if self._file is not None:
+            try:
+                self._file.write(text)
+            except OSError as exc:
+                self._give_up(exc)
+        return super().write(text)
+
+    def flush(self) -> None:
+        if self._file is not None:
+            try:
+                self._file.flush()
+            except OSError as exc:
+                self._give_up(exc)
+
+    def finish(self) -> None:
+        if self._file is not None:
+            try:
+                self._file.close()
+            except OSError as exc:
+                self.problem = exc.strerror or str(exc)
+            self._file = None
+
+    def _give_up(self, exc: OSError) -> None:
+        self.problem = exc.strerror or str(exc)
+        with contextlib.suppress(OSError):
+            self._file.close()  # type: ignore[union-attr]
+        self._file = None
+
+
+#: Outputs that could not be written where asked, and where they went instead (the command then exits 1).
+MOVED_OUTPUTS: list[tuple[str, str]] = []
 
 
 @contextlib.contextmanager
 def open_output(path: str, *, newline: str | None = None) -> Iterator[TextIO]:
-    """``path`` opened for writing text (UTF-8); ``-`` is standard output (left open)."""
+    """``path`` opened for writing text (UTF-8); ``-`` is standard output (left open).
+
+    If the file cannot be written after all (the disk filled up, the directory went away since the check
+    before the work), what was written goes to a file in the temporary directory instead, one line on
+    stderr names it, the command goes on with its other outputs, and it exits 1 at the end.
+    """
     if path == STDOUT:
         yield sys.stdout
         sys.stdout.flush()
         return
+    writer = _KeptWriter(path, newline)
     try:
-        with open(path, "w", encoding="utf-8", newline=newline) as f:
-            yield f
-    except OSError as exc:
-        fail(f"cannot write {path}: {exc.strerror or exc}")
+        yield writer  # type: ignore[misc]
+    finally:
+        writer.finish()
+        if writer.problem is not None:
+            fallback = fallback_path(path)
+            with open(fallback, "w", encoding="utf-8", newline=newline) as f:
+                f.write(writer.getvalue())
+            click.echo(f"chess-endgame: error: cannot write {path}: {writer.problem}; it is in {fallback} instead",
+                       err=True)
+            MOVED_OUTPUTS.append((path, fallback))
 
 
 def one_stdout(outputs: dict[str, str | bool | None]) -> bool:

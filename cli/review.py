@@ -161,7 +161,6 @@ def review(pgn_file: str, movetime: int | None, nodes: int | None, depth: int | 
             for game in reviews:
                 f.write(annotated_pgn(game))
     if svg_dir is not None:
-        os.makedirs(svg_dir, exist_ok=True)
         for game in reviews:
             with open_output(os.path.join(svg_dir, f"game-{game.number}.svg")) as f:
                 f.write(curve_svg(game))

@@ -14,7 +14,7 @@ from chess_endgame import tables
 from chess_endgame.tablebase import HOW_TO_GET_TABLES, default_directory, embedded_directory, resolve_path
 from chess_endgame.text import plural
 
-from .common import echo_json, fail, interrupted, user_errors
+from .common import echo_json, fail, interrupted, user_errors, writable_directory
 
 
 def _mib(size: int) -> str:
@@ -171,12 +171,8 @@ def download(pieces: str, wdl_only: bool, dest: str | None, mirror: str,
     set by default: the 3-4-piece set is embedded), resuming partial ones, checking each file."""
     dest = dest or default_directory()
     checksums = tables.read_checksums(checksum_files or CHECKSUM_LISTS)
-    try:  # the destination is checked before any download
-        os.makedirs(dest, exist_ok=True)
-    except OSError as exc:
-        fail(f"cannot create the directory {dest}: {exc.strerror or exc}")
-    if not os.access(dest, os.W_OK | os.X_OK):
-        fail(f"cannot write in {dest}: permission denied")
+    if (problem := writable_directory(dest)) is not None:  # checked before any download, by writing there
+        fail(f"cannot write into {dest}: {problem}")
     size = tables.set_size(int(pieces), wdl_only=wdl_only)
     if pieces == "6" and not yes:
         try:
