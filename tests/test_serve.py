@@ -231,6 +231,58 @@ def test_other_paths_methods_and_sizes_are_4xx_never_500(server: str) -> None:
     assert 400 <= status < 500  # the request line is longer than the server reads
 
 
+#: Requests aiohttp's own parser refuses before any handler: the status the RFCs give, and words of the error.
+OVERSIZE = [
+    (b"GET /standard?fen=" + b"8" * 20000 + b" HTTP/1.1\r\nHost: x\r\n\r\n", 414, "request line is over"),
+    (b"GET /standard?fen=8/8 HTTP/1.1\r\nHost: x\r\nX-Big: " + b"y" * 10240 + b"\r\n\r\n", 431,
+     "header is over"),
+    (b"GET /health HTTP/1.1\r\nHost: x\r\n" + b"".join(b"X-%d: 1\r\n" % i for i in range(100)) + b"\r\n",
+     431, "request headers"),
+    (b"\x16\x03\x01\x02\x00 not http at all\r\n\r\n", 400, "malformed HTTP request"),
+    (b"GET /health HTTP/1.1\r\nHost: x\r\nBad Header\r\n\r\n", 400, "malformed HTTP request"),
+]
+
+
+def _raw(port: int, request: bytes) -> tuple[int, dict[str, str], bytes]:
+    """Send ``request`` as bytes; the status, headers and body of the answer."""
+    import socket
+
+    with socket.create_connection(("127.0.0.1", port), timeout=10) as sock:
+        sock.sendall(request)
+        data = b""
+        while chunk := sock.recv(65536):
+            data += chunk
+    head, _, body = data.partition(b"\r\n\r\n")
+    lines = head.decode("latin-1").split("\r\n")
+    headers = dict(line.split(": ", 1) for line in lines[1:] if ": " in line)
+    return int(lines[0].split()[1]), {k.lower(): v for k, v in headers.items()}, body
+
+
+def test_requests_the_http_parser_refuses_get_json_and_one_log_line(syzygy_path: str) -> None:
+    """Over-long request lines and headers, too many headers, bytes that are not HTTP: a 4xx with the API's
+    JSON error (never the request echoed), and one line each in the server's log, no traceback."""
+    proc = subprocess.Popen([EXECUTABLE, "serve", "--port", "0", "--syzygy-path", syzygy_path],
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    try:
+        proc.stdout.readline()
+        port = int(proc.stdout.readline().split("explorer: ")[1].split()[0].rstrip("/").rsplit(":", 1)[1])
+        for request, status, words in OVERSIZE:
+            got, headers, body = _raw(port, request)
+            assert got == status, (request[:40], got, body[:200])
+            assert headers["content-type"].startswith("application/json")
+            data = json.loads(body)
+            assert set(data) == {"error"} and words in data["error"], data
+            assert b"8888" not in body and b"yyyy" not in body
+        assert get_json(f"http://127.0.0.1:{port}/health")[1]["errors"] >= len(OVERSIZE)
+    finally:
+        proc.send_signal(signal.SIGINT)
+        _, err = proc.communicate(timeout=20)
+    assert "Traceback" not in err, err
+    bad = [line for line in err.splitlines() if line.startswith("bad request from 127.0.0.1: ")]
+    assert len(bad) == len(OVERSIZE), err
+    assert all(len(line) < 120 for line in bad)
+
+
 def test_health(server: str, prober: Prober) -> None:
     status, data = get_json(f"{server}/health")
     assert status == 200 and data["status"] == "ok"

@@ -39,13 +39,13 @@ from ..player import Player, PlayerOptions
 from ..search import Limits
 from ..tablebase import Prober
 from . import api
+from .protocol import HANDLER_ARGS, Runner
 
 log = logging.getLogger("chess_endgame.serve")
 
 #: Files of the explorer, served by these names only.
 STATIC_FILES = {"index.html": "text/html", "explorer.js": "text/javascript", "explorer.css": "text/css"}
-#: Bytes of a request line or of one header at most; bytes of a body at most (only GETs are served).
-MAX_LINE = 4096
+#: Bytes of a body at most (only GETs are served; the request line and header limits are in .protocol).
 MAX_BODY = 16 * 1024
 
 _SECURITY_HEADERS = {"X-Content-Type-Options": "nosniff", "Referrer-Policy": "no-referrer"}
@@ -105,9 +105,7 @@ class Server:
     # -- application ---------------------------------------------------------------------------------
 
     def app(self) -> web.Application:
-        app = web.Application(middlewares=[self._middleware], client_max_size=MAX_BODY,
-                              handler_args={"max_line_size": MAX_LINE, "max_field_size": MAX_LINE,
-                                            "max_headers": 64})
+        app = web.Application(middlewares=[self._middleware], client_max_size=MAX_BODY, handler_args=HANDLER_ARGS)
         routes = [("/standard", self.standard), ("/standard/mainline", self.mainline), ("/health", self.health),
                   ("/monitor", self.health), ("/", self.index), ("/static/{name}", self.static_file),
                   ("/board.svg", self.board_svg), ("/api/position", self.position), ("/api/search", self.search)]
@@ -116,6 +114,11 @@ class Server:
         app.on_startup.append(self._startup)
         app.on_cleanup.append(self._cleanup)
         return app
+
+    def count_bad_request(self) -> None:
+        """A request the HTTP parser refused (see :mod:`.protocol`): counted as a request and an error."""
+        self.requests += 1
+        self.errors += 1
 
     async def _startup(self, app: web.Application) -> None:
         self._free = asyncio.Queue()
@@ -275,9 +278,10 @@ def _error(status: int, message: str) -> web.Response:
     return web.json_response({"error": message}, status=status)
 
 
-async def start(server: Server, host: str = "127.0.0.1", port: int = 0) -> tuple[web.AppRunner, int]:
+async def start(server: Server, host: str = "127.0.0.1", port: int = 0) -> tuple[Runner, int]:
     """Start serving on ``host``:``port`` (0: a free port); returns the runner and the port bound."""
-    runner = web.AppRunner(server.app(), access_log=None, handle_signals=False, shutdown_timeout=5.0)
+    runner = Runner(server.app(), access_log=None, handle_signals=False, shutdown_timeout=5.0,
+                    on_bad_request=server.count_bad_request)
     await runner.setup()
     site = web.TCPSite(runner, host, port, reuse_address=True)
     await site.start()
