@@ -74,6 +74,7 @@ def wait(driver: webdriver.Chrome, condition, seconds: float = 20) -> None:
 
 
 def open_position(driver: webdriver.Chrome, server: str, fen: str) -> None:
+    driver.get("about:blank")  # a new page each time (a change of the address's #fen alone is not a new page)
     driver.get(f"{server}/#{urllib.parse.urlencode({'fen': fen})}")
     wait(driver, lambda: rows(driver) or driver.find_element(By.ID, "error").text)
 
@@ -167,3 +168,84 @@ def test_nothing_from_the_address_runs(server: str, phone: webdriver.Chrome) -> 
 
 def test_browser_is_debians(tmp_path: Path) -> None:
     assert shutil.which("chromium") == CHROMIUM and shutil.which("chromedriver") == CHROMEDRIVER
+
+
+def _cell_colours(driver: webdriver.Chrome) -> dict[str, str]:
+    """Each row's result text -> the colour it is drawn in."""
+    return driver.execute_script(
+        "const out = {}; for (const row of document.querySelectorAll('#moves tbody tr')) {"
+        " const cell = row.cells[1]; out[cell.textContent] = getComputedStyle(cell).color; } return out;")
+
+
+def test_each_kind_of_result_has_its_own_colour(server: str, phone: webdriver.Chrome) -> None:
+    """Win, cursed win, draw, blessed loss, loss: five colours (cursed wins used to be drawn as wins)."""
+    driver = phone
+    colours: dict[str, str] = {}
+    # KBNvK at halfmove clock 79: some moves still win, the slower ones are cursed, Bh6+ draws.
+    for fen in ("8/6k1/4K3/6B1/8/8/5N2/8 w - - 79 1", "8/2K5/4B3/3N4/8/8/4k3/8 b - - 48 1"):
+        open_position(driver, server, fen)
+        colours.update(_cell_colours(driver))
+    assert {"win", "cursed-win", "draw", "blessed-loss", "loss"} <= set(colours), colours
+    assert len({colours[kind] for kind in ("win", "cursed-win", "draw", "blessed-loss", "loss")}) == 5, colours
+    shot(driver, "explorer-5-colours")
+
+
+def test_an_invalid_fen_shows_the_error_not_a_broken_board(server: str, phone: webdriver.Chrome) -> None:
+    driver = phone
+    open_position(driver, server, "8/8/8/8/8/8/8/8 w - - 0 1")
+    assert "illegal position" in driver.find_element(By.ID, "error").text
+    assert not driver.find_element(By.ID, "board").is_displayed()
+    shot(driver, "explorer-6-invalid-fen")
+    # A good position after it brings the board back.
+    box = driver.find_element(By.ID, "fen")
+    box.clear()
+    box.send_keys(KBNK)
+    driver.find_element(By.CSS_SELECTOR, "#fen-form button").click()
+    wait(driver, lambda: rows(driver) and board_loaded(driver))
+    assert driver.find_element(By.ID, "board").is_displayed() and not driver.find_element(By.ID, "error").text
+
+
+def test_a_shared_link_with_underscores_shows_spaces_after_back(server: str, phone: webdriver.Chrome) -> None:
+    driver = phone
+    driver.get(f"{server}/#fen={KBNK.replace(' ', '_')}")
+    wait(driver, lambda: rows(driver))
+    assert driver.find_element(By.ID, "fen").get_attribute("value") == KBNK
+    driver.find_element(By.CSS_SELECTOR, "#moves tbody tr td button").click()
+    wait(driver, lambda: driver.find_element(By.ID, "fen").get_attribute("value") != KBNK)
+    driver.find_element(By.ID, "back").click()
+    wait(driver, lambda: driver.find_element(By.ID, "fen").get_attribute("value") == KBNK)
+
+
+def test_results_are_for_the_side_that_moves_as_the_note_says(server: str, phone: webdriver.Chrome) -> None:
+    driver = phone
+    after_kf5 = "8/6k1/8/5KB1/8/8/5N2/8 b - - 1 1"  # Black is lost: every Black move loses for Black
+    open_position(driver, server, after_kf5)
+    assert set(_cell_colours(driver)) == {"loss"}
+    note = driver.find_element(By.CSS_SELECTOR, ".note").text
+    assert "for the side that plays it" in note and "loses for the player who makes it" in note
+    assert "after the move" not in note
+
+
+def test_beyond_the_tables_each_move_says_what_is_known(server: str, phone: webdriver.Chrome) -> None:
+    """No table for the root: a capture into the tables still shows its result, the other moves say that no
+    table covers them, and the searcher's move shows its score."""
+    driver = phone
+    five = "8/8/3k4/p7/4r3/2K1Q3/8/8 w - - 0 1"  # KQvKRP: no table here; Qxe4 leaves KQvKP, a 4-piece one
+    open_position(driver, server, five)
+    wait(driver, lambda: driver.find_element(By.ID, "search").text.startswith("search: "), 30)
+    assert "beyond the tables" in driver.find_element(By.ID, "verdict").text
+    cells = {row.get_attribute("data-uci"): row.find_elements(By.TAG_NAME, "td")[1].text
+             for row in driver.find_elements(By.CSS_SELECTOR, "#moves tbody tr")}
+    assert cells["e3e4"] == "win", cells  # the capture into the tables
+    # The others: what the tables prove after the move (a reply that captures into them), else "no table",
+    # and the searcher's own move its score.
+    kinds = ("win", "draw", "loss", "cursed-win", "blessed-loss")
+    assert all(text in kinds or text == "no table" or text.startswith("search: ") for text in cells.values()), cells
+    searched = driver.find_element(By.ID, "search").text
+    best = chess.Board(five).parse_san(searched.split("search: ")[1].split(",")[0]).uci()
+    assert cells[best].startswith("search: ") or cells[best] in kinds, (searched, cells)
+    unknown = [uci for uci, text in cells.items() if text == "no table"]
+    assert unknown, cells
+    title = driver.find_element(By.CSS_SELECTOR, f'#moves tbody tr[data-uci="{unknown[0]}"]').get_attribute("title")
+    assert title.startswith("no table covers the position after it: ")
+    shot(driver, "explorer-7-beyond-the-tables")

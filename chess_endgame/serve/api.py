@@ -20,7 +20,7 @@ from __future__ import annotations
 
 import chess
 
-from ..chooser import Choice, MoveClass, RankedMove, choose
+from ..chooser import Choice, MoveClass, RankedMove, choose, rank_move
 from ..player import Decision
 from ..position import PositionError, parse_fen
 from ..tablebase import NotCovered, NotCoveredError, Reason, TablebaseProber
@@ -162,7 +162,9 @@ def explore(board: chess.Board, prober: TablebaseProber) -> dict:
     Every legal move with the FEN after it and, where the tables reach, its
     class, category and DTZ after the move (mover's view, as ``chess-endgame
     probe`` prints), best first; beyond the tables the moves in SAN order and
-    ``not_covered`` says why (the page then asks ``/api/search``).
+    ``not_covered`` says why (the page then asks ``/api/search``): a move whose
+    position the tables do cover (a capture into them) still gets its class,
+    the others ``beyond`` with the reason.
     """
     choice = choose(board, prober, full=True)  # type: ignore[arg-type]
     record: dict = {"fen": board.fen(), "turn": "white" if board.turn == chess.WHITE else "black",
@@ -180,6 +182,11 @@ def explore(board: chess.Board, prober: TablebaseProber) -> dict:
         item = {"uci": move.uci(), "san": board.san(move), "from": chess.square_name(move.from_square),
                 "to": chess.square_name(move.to_square),
                 "promotion": chess.piece_symbol(move.promotion) if move.promotion else None}
+        if entry is None and isinstance(choice, NotCovered):
+            try:  # beyond the tables, a capture may still lead into them
+                entry = rank_move(board, move, prober)  # type: ignore[arg-type]
+            except NotCoveredError as exc:
+                item["beyond"] = exc.answer.message
         if entry is not None:
             item.update({"class": entry.cls.name, "category": CATEGORY[entry.cls], "dtz": entry.dtz,
                          "distance": entry.distance, "zeroing": entry.zeroing, "checkmate": entry.checkmate,

@@ -17,7 +17,11 @@
 
   function current() { return state.history[state.index]; }
 
+  // A FEN as the API takes it may have underscores for spaces (as in a shared link): the page shows spaces.
+  function tidy(fen) { return fen.replace(/_/g, " ").trim(); }
+
   function play(fen, lastmove) {
+    fen = tidy(fen);
     state.history = state.history.slice(0, state.index + 1);
     state.history.push({ fen, lastmove });
     state.index = state.history.length - 1;
@@ -49,7 +53,7 @@
     history.replaceState(null, "", "#" + new URLSearchParams({ fen: entry.fen }));
     $("back").disabled = state.index <= 0;
     $("forward").disabled = state.index >= state.history.length - 1;
-    drawBoard();
+    $("board").hidden = true;  // drawn once the server has accepted the position
     if (state.controller) state.controller.abort();
     const controller = new AbortController();
     state.controller = controller;
@@ -72,6 +76,10 @@
     try {
       const data = await getJson("/api/position", { fen }, signal);
       state.data = data;
+      current().fen = data.fen;  // the server's own writing of it
+      $("fen").value = data.fen;
+      $("board").hidden = false;
+      drawBoard();
       render(data);
       if (!data.tablebase && !data.status) {
         setText("search", "searching…");
@@ -80,6 +88,7 @@
       }
     } catch (error) {
       if (error.name === "AbortError") return;
+      $("board").hidden = true;  // no board for a position the server refused: the error says why
       setText("verdict", "");
       setText("search", "");
       setText("error", String(error.message || error));
@@ -87,6 +96,10 @@
   }
 
   function side(turn) { return turn === "white" ? "White" : "Black"; }
+
+  // Lichess's five kinds of result, each with a colour of its own (explorer.css).
+  const KIND = { "win": "win", "syzygy-win": "cursed", "maybe-win": "cursed", "cursed-win": "cursed", "draw": "draw",
+    "blessed-loss": "blessed", "syzygy-loss": "blessed", "maybe-loss": "blessed", "loss": "loss" };
 
   function render(data) {
     let verdict = side(data.turn) + " to move: ";
@@ -102,18 +115,19 @@
     const rows = data.moves.map((move) => {
       const row = document.createElement("tr");
       row.dataset.uci = move.uci;
-      if (move.category) row.className = move.category.endsWith("win") ? "win" : move.category === "draw" ? "draw" : "loss";
+      row.className = move.category ? KIND[move.category] : "beyond";
       const button = document.createElement("button");
       button.type = "button";
       button.textContent = move.san;
       button.addEventListener("click", () => play(move.fen, move.uci));
-      const cells = [button, move.category || "", move.dtz === undefined || move.dtz === null ? "" : String(move.dtz),
-        move.class || ""];
+      const cells = [button, move.category || "no table", move.dtz === undefined || move.dtz === null ? "–" :
+        String(move.dtz), move.class || "–"];
       for (const content of cells) {
         const cell = document.createElement("td");
         if (typeof content === "string") cell.textContent = content; else cell.appendChild(content);
         row.appendChild(cell);
       }
+      if (move.beyond) row.title = "no table covers the position after it: " + move.beyond;
       return row;
     });
     body.replaceChildren(...rows);
@@ -125,6 +139,9 @@
     const line = found.pv.map((m) => m.san).join(" ");
     setText("search", "search: " + (found.san || "-") + ", score " + score + " (side to move), depth " + found.depth +
       ", " + found.nodes + " nodes, " + found.time_ms + " ms; line: " + line);
+    // The searcher's move gets its score in the list, where no table says more.
+    const row = found.move && document.querySelector('#moves tbody tr[data-uci="' + found.move + '"].beyond');
+    if (row) row.cells[1].textContent = "search: " + score;
   }
 
   function squareAt(event) {
@@ -171,6 +188,11 @@
       if (event.key === "ArrowLeft") step(-1);
       else if (event.key === "ArrowRight") step(1);
       else if (event.key === "f") $("flip").click();
+    });
+    // A new position in the address (a pasted link) is played like a FEN typed into the box.
+    window.addEventListener("hashchange", () => {
+      const fen = fenFromAddress();
+      if (fen && tidy(fen) !== current().fen) play(fen, null);
     });
     play(fenFromAddress() || START, null);
   }
