@@ -39,11 +39,14 @@ def missing_tables(reason: str) -> None:
 
 
 @pytest.fixture(scope="session", autouse=True)
-def _shared_tables_for_subprocesses() -> None:
+def _tables_for_subprocesses(tmp_path_factory: pytest.TempPathFactory) -> None:
     """Commands the tests run as processes look for tables as users' do; when the test tables come from
-    ../shared/syzygy (SYZYGY_PATH unset), they get them through SYZYGY_PATH too."""
+    ../shared/syzygy (SYZYGY_PATH unset), they get them through SYZYGY_PATH too. The per-user data
+    directory is an empty one of the session's: the tests neither read the developer's own tables nor
+    download into them."""
     if not os.environ.get("SYZYGY_PATH") and (SHARED / "syzygy").is_dir():
         os.environ["SYZYGY_PATH"] = str(SHARED / "syzygy")
+    os.environ["XDG_DATA_HOME"] = str(tmp_path_factory.mktemp("data-home"))
 
 
 @pytest.fixture(scope="session")
