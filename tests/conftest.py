@@ -11,6 +11,7 @@ tables always fails.
 from __future__ import annotations
 
 import os
+import signal
 from pathlib import Path
 
 import chess
@@ -47,6 +48,10 @@ def _tables_for_subprocesses(tmp_path_factory: pytest.TempPathFactory) -> None:
     if not os.environ.get("SYZYGY_PATH") and (SHARED / "syzygy").is_dir():
         os.environ["SYZYGY_PATH"] = str(SHARED / "syzygy")
     os.environ["XDG_DATA_HOME"] = str(tmp_path_factory.mktemp("data-home"))
+    # A test runner started in the background of a shell inherits Ctrl-C ignored, and so would every
+    # command the tests start: the Ctrl-C tests then see nothing. They get Ctrl-C as a terminal gives it.
+    if signal.getsignal(signal.SIGINT) is signal.SIG_IGN:
+        signal.signal(signal.SIGINT, signal.default_int_handler)
 
 
 @pytest.fixture(scope="session")

@@ -10,8 +10,8 @@ An example is a fenced block:
 - ```` ```uci ````: a UCI session. Lines that are UCI commands (``uci``, ``isready``, ``position``,
   ``go`` ...) are sent to ``chess-endgame-uci``; the others are what it answers.
 
-"In shape" means: after absolute paths become ``/P``, moves (SAN or UCI) ``M`` and numbers ``9``, a line
-of moves one ``M``, and runs of spaces one space,
+"In shape" means: after FENs become ``FEN``, absolute paths ``/P``, moves (SAN or UCI) ``M`` and numbers
+``9`` (``1,493,418`` too), a line of moves one ``M``, and runs of spaces one space,
 the shown lines equal the printed ones, in order; a line ``...`` stands for any number of lines. An HTML
 comment right before the fence sets how the example runs: ``<!-- example: tables=5 -->`` (it needs the
 5-piece tables: ``$SYZYGY_PATH`` then points at them, and without them the example skips), ``needs=ray``
@@ -44,7 +44,8 @@ UCI_COMMANDS = {"uci", "isready", "setoption", "position", "go", "stop", "ponder
 _UCI_MOVE = r"[a-h][1-8][a-h][1-8][qrbn]?"
 _SAN = r"(?:O-O(?:-O)?|[KQRBN][a-h]?[1-8]?x?[a-h][1-8]|[a-h]x[a-h][1-8](?:=[QRBN])?|[a-h][1-8](?:=[QRBN])?)[+#]?"
 _MOVE = re.compile(rf"(?<![\w/]){_UCI_MOVE}(?![\w/])|(?<![\w/]){_SAN}(?![\w/])")
-_NUMBER = re.compile(r"\d+(?:\.\d+)?")
+_NUMBER = re.compile(r"\d{1,3}(?:,\d{3})+(?:\.\d+)?|\d+(?:\.\d+)?")  # 1,493,418 is one number
+_FEN = re.compile(r"[1-8pnbrqkPNBRQK]+(?:/[1-8pnbrqkPNBRQK]+){7} [wb] [-KQkq]+ [-a-h1-8]+ \d+ \d+")
 
 
 @dataclass
@@ -106,7 +107,8 @@ _LINE_OF_MOVES = re.compile(r"(?:9\.(?:\.\.)? ?)?M(?: (?:9\.(?:\.\.)? ?)?M)*")
 def shape(line: str) -> str:
     """A line's shape: absolute paths become /P (they differ from machine to machine), moves M, numbers
     9, a line of moves (a PV of any length) one M."""
-    line = _PATH.sub("/P", line.rstrip())
+    line = _FEN.sub("FEN", line.rstrip())
+    line = _PATH.sub("/P", line)
     line = _MOVE.sub("M", line)
     line = re.sub(r"\s+", " ", _NUMBER.sub("9", line)).strip()
     return _LINE_OF_MOVES.sub("M", line)
@@ -140,6 +142,8 @@ def test_the_matcher_reads_shape_not_figures() -> None:
     assert shape("score cp 20000") != shape("score mate 3")
     assert shape("Syzygy path: /work/x/syzygy:/tmp/y (embedded)") == shape("Syzygy path: ~/data:/a/b (embedded)")
     assert shape("GET /standard?fen=8/8") == "GET /P" and shape("1/2-1/2") == "9/9-9/9"
+    assert shape("nodes 980,464 max 1.5 ms (2Q5/8/8/8/3k4/K7/8/5r2 w - - 52 1)") == \
+        shape("nodes 1,493,418 max 38.35 ms (2R5/8/k7/3r4/8/8/8/4R2K w - - 27 1)")
     assert matches(["a 1", "...", "c"], ["a 2", "x", "y", "c"]) and matches(["..."], [])
     assert not matches(["a 1", "c"], ["a 2", "x", "c"]) and not matches(["a"], ["a", "b"])
     assert not matches(["best move: M"], ["error: no such option"])
