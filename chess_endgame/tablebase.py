@@ -555,8 +555,13 @@ def user_path(path: str | None = None) -> str:
 
 
 def with_embedded(path: str | None) -> str:
-    """``path`` followed by the embedded directory, which so answers only for what ``path`` lacks."""
-    return os.pathsep.join([*split_path(path), embedded_directory()])
+    """``path`` followed by the embedded directory (unless it is there already), which so answers only for
+    what ``path`` lacks."""
+    directories = split_path(path)
+    embedded = embedded_directory()
+    if not any(os.path.realpath(d) == os.path.realpath(embedded) for d in directories):
+        directories.append(embedded)
+    return os.pathsep.join(directories)
 
 
 def resolve_path(path: str | None = None) -> str:

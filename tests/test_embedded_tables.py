@@ -73,6 +73,7 @@ def test_lookup_order_and_the_embedded_set_beneath(tmp_path: Path, no_user_table
     monkeypatch.setenv("SYZYGY_PATH", str(tmp_path / "env"))
     assert resolve_path(None) == os.pathsep.join([str(tmp_path / "env"), embedded])
     assert resolve_path(str(tmp_path / "mine")) == os.pathsep.join([str(tmp_path / "mine"), embedded])
+    assert resolve_path(embedded) == embedded  # named already: not twice
     # The first directory that has a file answers; the embedded set fills in what the others lack.
     mine = tmp_path / "mine"
     mine.mkdir()
