@@ -551,7 +551,8 @@ def user_path(path: str | None = None) -> str:
     env = os.environ.get("SYZYGY_PATH")
     if env and split_path(env):
         return env
-    return default_directory() if os.path.isdir(default_directory()) else ""
+    directory = default_directory()
+    return directory if os.path.isdir(directory) else ""
 
 
 def with_embedded(path: str | None) -> str:

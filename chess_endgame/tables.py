@@ -22,7 +22,7 @@ import chess
 import chess.syzygy
 
 from .sampling import random_position
-from .tablebase import NotCoveredError, Prober, Reason, scan
+from .tablebase import NotCoveredError, Prober, Reason, embedded_directory, scan
 
 WDL_MAGIC = bytes([0x71, 0xE8, 0x23, 0x5D])
 DTZ_MAGIC = bytes([0xD7, 0x66, 0x0C, 0xA5])
@@ -68,9 +68,7 @@ def set_size(pieces: int, *, wdl_only: bool = False) -> int:
     if pieces in SET_SIZES:
         wdl, dtz = SET_SIZES[pieces]
         return wdl if wdl_only else wdl + dtz
-    import chess_endgame_tablebases
-
-    return sum(os.path.getsize(os.path.join(chess_endgame_tablebases.DIRECTORY, f))
+    return sum(os.path.getsize(os.path.join(embedded_directory(), f))
                for f in table_files(pieces, wdl_only=wdl_only, smallest=pieces))
 
 
