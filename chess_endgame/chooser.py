@@ -29,7 +29,7 @@ from dataclasses import dataclass
 
 import chess
 
-from .tablebase import NotCovered, NotCoveredError, Prober
+from chess_endgame.tablebase.prober import NotCovered, NotCoveredError, Prober
 
 
 class MoveClass(enum.IntEnum):

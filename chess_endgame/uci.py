@@ -22,14 +22,15 @@ from typing import TextIO
 
 import chess
 
-from . import __version__
-from .core import warm
-from .player import DEFAULT_MOVETIME_MS, Decision, Player, class_score, class_wdl
-from .position import PositionError, parse_position
-from .remote import RemoteProber, default_cache_path
-from .search import MAX_PLY, Info, Limits, Score
-from .tablebase import Prober, scan, user_path, with_embedded
-from .timeman import budget, moves_left
+from chess_endgame.board import PositionError, parse_position
+from chess_endgame.engine import warm
+from chess_endgame.engine.player import DEFAULT_MOVETIME_MS, Decision, Player, class_score, class_wdl
+from chess_endgame.engine.search import MAX_PLY, Info, Limits, Score
+from chess_endgame.engine.timeman import budget, moves_left
+from chess_endgame.tablebase.paths import scan, user_path, with_embedded
+from chess_endgame.tablebase.prober import Prober
+from chess_endgame.tablebase.remote import RemoteProber, default_cache_path
+from chess_endgame.version import __version__
 
 ENGINE_NAME = f"chess-endgame {__version__}"
 AUTHOR = "the chess-endgame developers"

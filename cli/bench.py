@@ -17,8 +17,8 @@ from chess_endgame.bench.perft import PerftRow, bench_perft, warm_up
 from chess_endgame.bench.probe import REVIEW_PASSES, WORKLOADS, Rate, bench_probe
 from chess_endgame.bench.search import POSITIONS, TREE_PROBE_MATERIALS, SearchRow, bench_search, bench_tree_probes
 from chess_endgame.bench.startup import GO_DEPTH, GO_FEN, StartupRun, bench_startup, engine_command
-from chess_endgame.tablebase import resolve_path
-from chess_endgame.timeman import RANKING_MS
+from chess_endgame.engine.timeman import RANKING_MS
+from chess_endgame.tablebase.paths import resolve_path
 
 from .common import fail, interrupted, syzygy_path_option, user_errors
 
@@ -37,7 +37,7 @@ def _bar(total: int, desc: str, unit: str) -> tqdm:
 
 
 def _tables(syzygy_path: str | None) -> str:
-    from chess_endgame.tablebase import scan
+    from chess_endgame.tablebase.paths import scan
 
     path = resolve_path(syzygy_path)
     if not scan(path).wdl:
@@ -192,7 +192,7 @@ def tree_probes(syzygy_path: str | None, positions: int, depth: int, seed: int) 
     """What a tablebase probe from inside the compiled tree costs: the callback into Python builds a
     python-chess board from the tree's arrays and asks the prober (WDL, after zeroing moves); results
     are kept in the tree's WDL cache. The first search compiles and is not counted."""
-    from chess_endgame.tablebase import Prober
+    from chess_endgame.tablebase.prober import Prober
 
     prober = Prober(_tables(syzygy_path))
     with _bar(positions, "tree-probes", "pos") as bar:
@@ -223,7 +223,7 @@ def features(positions: int, seed: int) -> None:
               help="Timed runs of each compiled perft; the fastest is kept (python-chess runs once).")
 @user_errors
 def perft(repeat: int) -> None:
-    """Leaf nodes per second of the compiled move generator (chess_endgame.core) against python-chess's own
+    """Leaf nodes per second of the compiled move generator (chess_endgame.engine.core) against python-chess's own
     perft, on the standard perft positions, every count checked (exit 1 on a mismatch).
 
     bulk: the moves at the last ply are counted, not made (core.position.perft; python-chess:

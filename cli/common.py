@@ -17,11 +17,13 @@ import chess
 import click
 from click.core import ParameterSource
 
-from chess_endgame.batch import Backend, BackendError, choose_backend
-from chess_endgame.player import DEFAULT_MOVETIME_MS, Player, PlayerOptions
-from chess_endgame.position import PositionError, parse_position
-from chess_endgame.remote import RemoteProber, check_url, default_cache_path
-from chess_endgame.tablebase import HOW_TO_GET_TABLES, Prober, resolve_path, split_path
+from chess_endgame.batch.protocol import Backend, BackendError
+from chess_endgame.batch.runner import choose_backend
+from chess_endgame.board import PositionError, parse_position
+from chess_endgame.engine.player import DEFAULT_MOVETIME_MS, Player, PlayerOptions
+from chess_endgame.tablebase.paths import HOW_TO_GET_TABLES, resolve_path, split_path
+from chess_endgame.tablebase.prober import Prober
+from chess_endgame.tablebase.remote import RemoteProber, check_url, default_cache_path
 
 F = TypeVar("F", bound=Callable[..., Any])
 
@@ -114,7 +116,7 @@ class EngineCommand(click.ParamType):
     """A UCI engine's command line (shell words, e.g. ``/usr/games/stockfish``); refused when empty.
 
     Whether the program is a UCI engine shows only when it starts:
-    :func:`chess_endgame.engines.start_uci` says so in one line within seconds.
+    :func:`chess_endgame.play.engines.start_uci` says so in one line within seconds.
     """
 
     name = "UCI command"

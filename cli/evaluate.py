@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import click
 
-from chess_endgame.evaluation import Evaluator, WeightsError, load_weights
+from chess_endgame.engine.evaluation import Evaluator, WeightsError, load_weights
 
 from .common import echo_json, fail, position_arguments, position_from
 

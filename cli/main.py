@@ -7,7 +7,7 @@ import sys
 
 import click
 
-from chess_endgame import __version__
+from chess_endgame.version import __version__
 
 from .bench import bench
 from .common import CommandGroup

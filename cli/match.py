@@ -10,17 +10,10 @@ import click
 from click.core import ParameterSource
 from tqdm import tqdm
 
-from chess_endgame import engine_match
-from chess_endgame.engine_match import (
-    SELF,
-    EngineConfig,
-    GameResult,
-    MatchOutcome,
-    MatchSpec,
-    TimeControl,
-)
-from chess_endgame.engines import EngineError, SearchLimits
-from chess_endgame.match import BALANCE_NODES, BALANCED_CP, NoBalancedStarts, balanced_starts, read_openings
+from chess_endgame.play import match as engine_match
+from chess_endgame.play.engines import EngineError, SearchLimits
+from chess_endgame.play.match import SELF, EngineConfig, GameResult, MatchOutcome, MatchSpec, TimeControl
+from chess_endgame.play.starts import BALANCE_NODES, BALANCED_CP, NoBalancedStarts, balanced_starts, read_openings
 from chess_endgame.text import plural
 
 from .common import (

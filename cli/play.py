@@ -7,11 +7,11 @@ import sys
 import chess
 import click
 
-from chess_endgame.engines import EngineError, ExternalEngine, PlayerEngine, SearchLimits
-from chess_endgame.game import GameRecord, PlayedMove, TablebaseAgent, play_game
-from chess_endgame.remote import RootProber
-from chess_endgame.search import Limits
-from chess_endgame.tablebase import category
+from chess_endgame.engine.search import Limits
+from chess_endgame.play.engines import EngineError, ExternalEngine, PlayerEngine, SearchLimits
+from chess_endgame.play.game import GameRecord, PlayedMove, TablebaseAgent, play_game
+from chess_endgame.tablebase.prober import category
+from chess_endgame.tablebase.remote import RootProber
 from chess_endgame.text import plural
 
 from .common import (

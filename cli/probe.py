@@ -6,8 +6,8 @@ import chess
 import click
 
 from chess_endgame.chooser import Choice, RankedMove, choose
-from chess_endgame.remote import RootProber
-from chess_endgame.tablebase import NotCovered, category
+from chess_endgame.tablebase.prober import NotCovered, category
+from chess_endgame.tablebase.remote import RootProber
 
 from .common import (
     echo_json,

@@ -11,8 +11,7 @@ import time
 import click
 from tqdm import tqdm
 
-from chess_endgame.batch import BackendError
-from chess_endgame.remote import RemoteProber, default_cache_path
+from chess_endgame.batch.protocol import BackendError
 from chess_endgame.review import (
     DEFAULT_NODES,
     GameReview,
@@ -29,7 +28,8 @@ from chess_endgame.review import (
     summary,
 )
 from chess_endgame.review.judge import TIGHT_PLIES
-from chess_endgame.tablebase import Prober
+from chess_endgame.tablebase.prober import Prober
+from chess_endgame.tablebase.remote import RemoteProber, default_cache_path
 from chess_endgame.text import plural
 
 from .common import (

@@ -9,18 +9,10 @@ import chess
 import click
 from tqdm import tqdm
 
-from chess_endgame.batch import BackendError
-from chess_endgame.engines import EngineError, SearchLimits
-from chess_endgame.player import DEFAULT_MOVETIME_MS
-from chess_endgame.suite import (
-    EngineSpec,
-    Summary,
-    load_files,
-    run_items,
-    summarize,
-    write_csv,
-    write_json,
-)
+from chess_endgame.batch.protocol import BackendError
+from chess_endgame.engine.player import DEFAULT_MOVETIME_MS
+from chess_endgame.play.engines import EngineError, SearchLimits
+from chess_endgame.suite import EngineSpec, Summary, load_files, run_items, summarize, write_csv, write_json
 from chess_endgame.suite.items import Item
 from chess_endgame.text import plural
 

@@ -10,8 +10,9 @@ import click
 from chess_endgame_tablebases import CHECKSUM_LISTS
 from tqdm import tqdm
 
-from chess_endgame import tables
-from chess_endgame.tablebase import HOW_TO_GET_TABLES, default_directory, embedded_directory, resolve_path
+from chess_endgame.tablebase import downloads
+from chess_endgame.tablebase import files as tables
+from chess_endgame.tablebase.paths import HOW_TO_GET_TABLES, default_directory, embedded_directory, resolve_path
 from chess_endgame.text import plural
 
 from .common import echo_json, fail, interrupted, user_errors, writable_directory
@@ -156,8 +157,8 @@ def verify(path: str | None, checksum_files: tuple[str, ...], deep: bool, sample
 @click.option("--dest", type=click.Path(file_okay=False), default=None,
               help="Directory to write to (default: the per-user directory that every command reads; "
                    "`chess-endgame tablebases info` names it).")
-@click.option("--mirror", default=tables.DEFAULT_MIRROR, show_default=True,
-              help="Base URL of a Syzygy 3-4-5 mirror (another: " + tables.OTHER_MIRRORS[0] + ").")
+@click.option("--mirror", default=downloads.DEFAULT_MIRROR, show_default=True,
+              help="Base URL of a Syzygy 3-4-5 mirror (another: " + downloads.OTHER_MIRRORS[0] + ").")
 @click.option("--checksums", "checksum_files", multiple=True, type=click.Path(dir_okay=False),
               help="Official checksum list; every downloaded file listed there must match it (default: the "
                    "3-4-5-piece lists shipped with the package).")
@@ -206,7 +207,7 @@ def download(pieces: str, wdl_only: bool, dest: str | None, mirror: str,
             bar.close()
         overall.update(1)
 
-    result = tables.download(files, dest, mirror=mirror, checksums=checksums, timeout=timeout,
+    result = downloads.download(files, dest, mirror=mirror, checksums=checksums, timeout=timeout,
                              on_start=on_start, on_bytes=on_bytes, on_done=on_done)
     for bar in current.values():
         bar.close()

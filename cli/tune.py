@@ -11,12 +11,12 @@ import click
 import numpy as np
 from tqdm import tqdm
 
-from chess_endgame import labels as selfplay
-from chess_endgame import tune as tuning
-from chess_endgame.batch import Backend, BackendError
-from chess_endgame.evaluation import Weights, WeightsError, load_weights, save_weights
-from chess_endgame.match import MatchResult, play_match
-from chess_endgame.tablebase import Prober
+from chess_endgame.batch.protocol import Backend, BackendError
+from chess_endgame.engine.evaluation import Weights, WeightsError, load_weights, save_weights
+from chess_endgame.play.starts import MatchResult, play_match
+from chess_endgame.tablebase.prober import Prober
+from chess_endgame.tuning import fit as tuning
+from chess_endgame.tuning import labels as selfplay
 
 from .common import (
     STDOUT,

@@ -6,9 +6,9 @@ import time
 
 import click
 
-from chess_endgame.core import jit
-from chess_endgame.core.warm import cache_directory
-from chess_endgame.core.warm import warm as run
+from chess_endgame.engine.core import jit
+from chess_endgame.engine.warm import cache_directory
+from chess_endgame.engine.warm import warm as run
 
 from .common import syzygy_path_option, user_errors
 

@@ -18,10 +18,11 @@ import argparse
 import statistics
 import time
 
-from chess_endgame.batch import LocalProcesses, choose_backend, run_batch
-from chess_endgame.engines import SearchLimits
+from chess_endgame.batch.local import LocalProcesses
+from chess_endgame.batch.runner import choose_backend, run_batch
+from chess_endgame.play.engines import SearchLimits
 from chess_endgame.suite import EngineSpec, load_files, run_items
-from chess_endgame.tablebase import resolve_path
+from chess_endgame.tablebase.paths import resolve_path
 
 
 class Echo:

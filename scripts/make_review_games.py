@@ -17,12 +17,12 @@ import sys
 
 import chess
 
+from chess_endgame.board import random_position
 from chess_endgame.chooser import Choice, choose
-from chess_endgame.game import AgentMove, play_game
-from chess_endgame.player import Player, PlayerOptions
-from chess_endgame.sampling import random_position
-from chess_endgame.search import Limits
-from chess_endgame.tablebase import open_prober
+from chess_endgame.engine.player import Player, PlayerOptions
+from chess_endgame.engine.search import Limits
+from chess_endgame.play.game import AgentMove, play_game
+from chess_endgame.tablebase.prober import open_prober
 
 #: Won endings within the tables (the side to move wins), and endings of 6 pieces beyond them.
 WITHIN = ["KQvKR", "KRvKB", "KBNvK", "KPvK", "KRPvKR", "KQPvKQ", "KBPvKB", "KRvK", "KQvKP", "KNNvKP"]

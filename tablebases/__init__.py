@@ -3,7 +3,7 @@
 Installed as the package ``chess_endgame_tablebases`` (as ``cli/`` is installed as
 ``chess_endgame_cli``), so that probing, the move chooser and the search's probes work right after
 ``pip install``, with no download. They are the last place every lookup of tables looks
-(:func:`chess_endgame.tablebase.resolve_path`). ``checksums/`` holds the official embedded checksums
+(:func:`chess_endgame.tablebase.prober.resolve_path`). ``checksums/`` holds the official embedded checksums
 of the whole 3-4-5-piece set (``NAME.rtbw: <32 hex>``, the file's last 16 bytes), from the Syzygy
 generator's repository: the embedded files are checked against it by the tests, and downloads by
 ``chess-endgame tablebases download``.

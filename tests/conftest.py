@@ -17,7 +17,8 @@ from pathlib import Path
 import chess
 import pytest
 
-from chess_endgame.tablebase import Prober, embedded_directory, scan
+from chess_endgame.tablebase.paths import embedded_directory, scan
+from chess_endgame.tablebase.prober import Prober
 
 ROOT = Path(__file__).resolve().parent.parent
 SHARED = ROOT.parent / "shared"

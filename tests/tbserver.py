@@ -18,7 +18,7 @@ from dataclasses import dataclass, field
 from aiohttp import web
 
 from chess_endgame.serve.app import ServeConfig, Server, start
-from chess_endgame.tablebase import Prober
+from chess_endgame.tablebase.prober import Prober
 
 
 @contextmanager

@@ -7,7 +7,9 @@ from pathlib import Path
 
 import pytest
 
-from chess_endgame.batch import LocalProcesses, WorkerLost, run_batch
+from chess_endgame.batch.local import LocalProcesses
+from chess_endgame.batch.protocol import WorkerLost
+from chess_endgame.batch.runner import run_batch
 
 
 class Flaky:

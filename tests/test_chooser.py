@@ -7,12 +7,12 @@ import random
 import chess
 import pytest
 
+from chess_endgame.board import random_position
 from chess_endgame.chooser import Choice, MoveClass, choose, classify, has_repeated, rank_move
-from chess_endgame.engines import PlayerEngine, SearchLimits
-from chess_endgame.game import TablebaseAgent, play_game
-from chess_endgame.player import Player, PlayerOptions
-from chess_endgame.sampling import random_position
-from chess_endgame.tablebase import NotCovered, Prober, Reason
+from chess_endgame.engine.player import Player, PlayerOptions
+from chess_endgame.play.engines import PlayerEngine, SearchLimits
+from chess_endgame.play.game import TablebaseAgent, play_game
+from chess_endgame.tablebase.prober import NotCovered, Prober, Reason
 
 from .conftest import require_tables
 

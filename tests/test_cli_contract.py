@@ -21,7 +21,7 @@ import click
 import pytest
 from click.testing import CliRunner
 
-from chess_endgame.engines import HANDSHAKE_TIMEOUT
+from chess_endgame.play.engines import HANDSHAKE_TIMEOUT
 from chess_endgame_cli.common import EngineCommand, OutputFile
 from chess_endgame_cli.main import cli
 

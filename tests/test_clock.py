@@ -9,12 +9,12 @@ import time
 import chess
 import pytest
 
+from chess_endgame.board import random_position
 from chess_endgame.chooser import Choice, choose
-from chess_endgame.player import Player
-from chess_endgame.sampling import random_position
-from chess_endgame.search import EXACT, MATE, MATE_BOUND, TB_BOUND, TB_WIN, Limits, Searcher
-from chess_endgame.tablebase import Prober
-from chess_endgame.timeman import budget
+from chess_endgame.engine.player import Player
+from chess_endgame.engine.search import EXACT, MATE, MATE_BOUND, TB_BOUND, TB_WIN, Limits, Searcher
+from chess_endgame.engine.timeman import budget
+from chess_endgame.tablebase.prober import Prober
 
 MIDDLEGAME = "2rq1rk1/pp1bppbp/3p1np1/4n3/3NP3/1BN1BP2/PPPQ2PP/2KR3R w - - 0 12"
 
@@ -113,8 +113,8 @@ def _tt_probe_at(fen: str, clock: int, stored_depth: int, stored_score: int) -> 
     exact ``stored_score`` for it (stored as a search at clock 0 stores it) to ``stored_depth``."""
     import numpy as np
 
-    from chess_endgame.core import tree as core
-    from chess_endgame.core.position import PLY
+    from chess_endgame.engine.core import tree as core
+    from chess_endgame.engine.core.position import PLY
 
     board = chess.Board(fen)
     board.halfmove_clock = clock
@@ -166,8 +166,8 @@ def test_sweep_a_shared_tt_never_claims_what_the_50_move_rule_forbids(prober: Pr
 
 
 def test_value_from_tt_downgrades_unreachable_mates_and_tb_scores() -> None:
-    from chess_endgame.search import from_tt as _from_tt
-    from chess_endgame.search import to_tt as _to_tt
+    from chess_endgame.engine.search import from_tt as _from_tt
+    from chess_endgame.engine.search import to_tt as _to_tt
     # A mate in 7 plies from a node at ply 3: fine at clock 0, not at clock 95.
     stored = _to_tt(MATE - 10, 3)
     assert _from_tt(stored, 3, 0) == MATE - 10
@@ -180,7 +180,7 @@ def test_value_from_tt_downgrades_unreachable_mates_and_tb_scores() -> None:
 
 
 def test_the_time_budget_plans_for_the_moves_left_before_the_tables() -> None:
-    from chess_endgame.timeman import DEFAULT_MOVES_TO_GO, moves_left
+    from chess_endgame.engine.timeman import DEFAULT_MOVES_TO_GO, moves_left
 
     assert moves_left(32, 0) == DEFAULT_MOVES_TO_GO  # no tables: the usual horizon
     assert moves_left(20, 5) == DEFAULT_MOVES_TO_GO

@@ -22,13 +22,14 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
-from chess_endgame import labels
-from chess_endgame.batch import BackendError, choose_backend
-from chess_endgame.cluster import TablesOnNode, check_address
-from chess_endgame.engines import SearchLimits
-from chess_endgame.evaluation import load_weights
+from chess_endgame.batch.cluster import TablesOnNode, check_address
+from chess_endgame.batch.protocol import BackendError
+from chess_endgame.batch.runner import choose_backend
+from chess_endgame.engine.evaluation import load_weights
+from chess_endgame.play.engines import SearchLimits
 from chess_endgame.suite import EngineSpec, load_files, run_items
-from chess_endgame.tablebase import Prober
+from chess_endgame.tablebase.prober import Prober
+from chess_endgame.tuning import labels
 from chess_endgame_cli.main import cli
 
 from .test_suite import CRASHING_ENGINE

@@ -1,4 +1,4 @@
-"""The compiled board (chess_endgame.core.position) against python-chess: perft counts, and at every ply of
+"""The compiled board (chess_endgame.engine.core.position) against python-chess: perft counts, and at every ply of
 seeded random games the legal and tactical moves, checkers, Zobrist keys, repetitions, the arrays after
 make and the round trip of make/unmake."""
 
@@ -15,8 +15,8 @@ import numpy as np
 import pytest
 
 from chess_endgame.bench.perft import python_perft
-from chess_endgame.core import position as core
-from chess_endgame.sampling import random_position
+from chess_endgame.board import random_position
+from chess_endgame.engine.core import position as core
 
 #: (FEN, depth): each feature named in the comment is reached within the depth.
 PERFT = [
@@ -252,8 +252,8 @@ def _prefixes(board: chess.Board) -> list[chess.Board]:
 def test_the_same_perft_without_jit() -> None:
     """NUMBA_DISABLE_JIT=1: the same functions as plain Python give the same count."""
     fen, depth = PERFT[3][0], 3
-    code = ("import chess, numpy as np; from chess_endgame.core import position as core; "
-            "from chess_endgame.core.jit import COMPILED; assert not COMPILED; "
+    code = ("import chess, numpy as np; from chess_endgame.engine.core import position as core; "
+            "from chess_endgame.engine.core.jit import COMPILED; assert not COMPILED; "
             f"p = core.Position(chess.Board({fen!r})); "
             f"print(core.perft(*p.arrays(), {depth}, np.zeros(core.STACK * 256, dtype=np.int64)))")
     env = {**os.environ, "NUMBA_DISABLE_JIT": "1"}

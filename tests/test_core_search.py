@@ -9,7 +9,7 @@ import sys
 
 import chess
 
-from chess_endgame.search import Limits, Searcher
+from chess_endgame.engine.search import Limits, Searcher
 
 #: Small searches that still go through every part of the tree: null move and its verification,
 #: pruning, extensions, quiescence with checks, repetitions, the 50-move rule and mates.
@@ -24,7 +24,7 @@ POSITIONS = [
 _SCRIPT = """
 import json, sys
 import chess
-from chess_endgame.search import Limits, Searcher
+from chess_endgame.engine.search import Limits, Searcher
 out = []
 for fen, depth in json.loads(sys.argv[1]):
     r = Searcher().search(chess.Board(fen), Limits(depth=depth))

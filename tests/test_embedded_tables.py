@@ -13,8 +13,10 @@ import chess_endgame_tablebases
 import pytest
 from click.testing import CliRunner
 
-from chess_endgame import tables
-from chess_endgame.tablebase import Prober, default_directory, embedded_directory, resolve_path, scan, user_path
+from chess_endgame.tablebase import downloads
+from chess_endgame.tablebase import files as tables
+from chess_endgame.tablebase.paths import default_directory, embedded_directory, resolve_path, scan, user_path
+from chess_endgame.tablebase.prober import Prober
 from chess_endgame_cli.main import cli
 
 from .conftest import ROOT, SHARED
@@ -160,5 +162,5 @@ def test_a_six_piece_download_is_asked_for_first(tmp_path: Path, no_user_tables:
                                           "--dest", str(dest), "--mirror", url])
         assert "[y/N]" not in result.stderr and "6-piece set: " in result.stderr
         assert log and all(len(os.path.splitext(name)[0]) == 7 for name, _ in log)  # 6 pieces and the 'v'
-    assert tables.file_url(tables.DEFAULT_MIRROR, "KRPPvKR.rtbz").endswith("/6-DTZ/KRPPvKR.rtbz")
-    assert tables.file_url(tables.DEFAULT_MIRROR, "KRPvKR.rtbz") == tables.DEFAULT_MIRROR + "KRPvKR.rtbz"
+    assert downloads.file_url(downloads.DEFAULT_MIRROR, "KRPPvKR.rtbz").endswith("/6-DTZ/KRPPvKR.rtbz")
+    assert downloads.file_url(downloads.DEFAULT_MIRROR, "KRPvKR.rtbz") == downloads.DEFAULT_MIRROR + "KRPvKR.rtbz"

@@ -10,9 +10,10 @@ import chess
 import numpy as np
 import pytest
 
-from chess_endgame.core import features as core
-from chess_endgame.core.position import bitboards
-from chess_endgame.evaluation import (
+from chess_endgame.board import random_position
+from chess_endgame.engine.core import features as core
+from chess_endgame.engine.core.position import bitboards
+from chess_endgame.engine.evaluation import (
     FEATURES,
     Evaluator,
     Weights,
@@ -21,7 +22,6 @@ from chess_endgame.evaluation import (
     features,
     load_weights,
 )
-from chess_endgame.sampling import random_position
 
 
 @pytest.fixture(scope="module")

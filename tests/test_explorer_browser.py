@@ -20,7 +20,7 @@ from selenium.webdriver.chrome.service import Service
 from selenium.webdriver.common.by import By
 from selenium.webdriver.support.ui import WebDriverWait
 
-from chess_endgame.tablebase import Prober
+from chess_endgame.tablebase.prober import Prober
 
 from .tbserver import serving
 

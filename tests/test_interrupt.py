@@ -20,8 +20,8 @@ from pathlib import Path
 import chess.pgn
 import pytest
 
-from chess_endgame import tables
-from chess_endgame.evaluation import load_weights
+from chess_endgame.engine.evaluation import load_weights
+from chess_endgame.tablebase import files as tables
 
 from .httpserver import serve
 

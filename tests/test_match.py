@@ -20,12 +20,12 @@ import pytest
 from chess.engine import Cp, Mate
 from click.testing import CliRunner
 
-from chess_endgame import elo
-from chess_endgame.engine_match import EngineConfig, MatchSpec, TimeControl, open_judge, run_match
-from chess_endgame.engines import EngineError, ExternalEngine, SearchLimits
-from chess_endgame.game import Clock
-from chess_endgame.match import NoBalancedStarts, balanced_starts, default_judge, is_balanced, starting_positions
-from chess_endgame.tablebase import resolve_path
+from chess_endgame.play import elo
+from chess_endgame.play.engines import EngineError, ExternalEngine, SearchLimits
+from chess_endgame.play.game import Clock
+from chess_endgame.play.match import EngineConfig, MatchSpec, TimeControl, open_judge, run_match
+from chess_endgame.play.starts import NoBalancedStarts, balanced_starts, default_judge, is_balanced, starting_positions
+from chess_endgame.tablebase.paths import resolve_path
 from chess_endgame_cli.main import cli
 
 from .conftest import require_tables
@@ -389,7 +389,7 @@ def test_ctrl_c_reports_and_keeps_the_finished_games(syzygy_path: str, tmp_path:
 def test_ctrl_c_while_a_finished_game_is_handed_over_waits_until_it_is() -> None:
     """The race behind a report that counted one game more than the PGN held: Ctrl-C between
     counting a game and writing it."""
-    from chess_endgame.engine_match import _ctrl_c_deferred
+    from chess_endgame.play.match import _ctrl_c_deferred
 
     handed_over = []
     with pytest.raises(KeyboardInterrupt):

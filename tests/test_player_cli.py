@@ -10,9 +10,9 @@ import chess.pgn
 from click.testing import CliRunner
 
 from chess_endgame.chooser import MoveClass
-from chess_endgame.player import Player, PlayerOptions
-from chess_endgame.search import Limits
-from chess_endgame.tablebase import Prober
+from chess_endgame.engine.player import Player, PlayerOptions
+from chess_endgame.engine.search import Limits
+from chess_endgame.tablebase.prober import Prober
 from chess_endgame_cli.main import cli
 
 

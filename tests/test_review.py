@@ -18,12 +18,12 @@ import pytest
 from click.testing import CliRunner
 
 from chess_endgame.chooser import Choice, MoveClass, choose, rank_move
-from chess_endgame.game import TablebaseAgent, play_game
-from chess_endgame.remote import RemoteProber
+from chess_endgame.play.game import TablebaseAgent, play_game
 from chess_endgame.review import GameReview, Judgement, Reviewer, ReviewOptions, annotated_game, annotated_pgn
 from chess_endgame.review.curve import CHAR_WIDTH
 from chess_endgame.review.judge import eval_judgement
-from chess_endgame.tablebase import Prober
+from chess_endgame.tablebase.prober import Prober
+from chess_endgame.tablebase.remote import RemoteProber
 from chess_endgame_cli.main import cli
 
 from .conftest import require_pieces, require_tables

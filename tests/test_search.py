@@ -11,12 +11,12 @@ import chess
 import numpy as np
 import pytest
 
-from chess_endgame.engines import PlayerEngine, SearchLimits
-from chess_endgame.game import play_game
-from chess_endgame.player import Player, PlayerOptions
-from chess_endgame.sampling import random_position
-from chess_endgame.search import TB_BOUND, Limits, Searcher, TranspositionTable
-from chess_endgame.tablebase import Prober
+from chess_endgame.board import random_position
+from chess_endgame.engine.player import Player, PlayerOptions
+from chess_endgame.engine.search import TB_BOUND, Limits, Searcher, TranspositionTable
+from chess_endgame.play.engines import PlayerEngine, SearchLimits
+from chess_endgame.play.game import play_game
+from chess_endgame.tablebase.prober import Prober
 
 from .conftest import require_tables
 
@@ -58,7 +58,7 @@ def test_finds_tactics(board: chess.Board, ops: dict) -> None:
 def test_principal_variations_are_legal_lines() -> None:
     """Every PV reported at every iteration plays out legally (reductions, extensions and null
     moves must never splice a stale line into it)."""
-    from chess_endgame.match import starting_positions
+    from chess_endgame.play.starts import starting_positions
 
     for board in starting_positions(16, 3):
         def check(info, board=board) -> None:
@@ -90,10 +90,10 @@ def test_null_move_is_never_tried_by_a_side_with_only_king_and_pawns(fen: str, o
 
 
 def test_a_capture_into_a_pure_pawn_ending_is_extended() -> None:
-    from chess_endgame.core import tree as core
-    from chess_endgame.core.position import make, unmake
-    from chess_endgame.core.tree import PAWN_ENDING_EXTENSION
-    from chess_endgame.search import encode
+    from chess_endgame.engine.core import tree as core
+    from chess_endgame.engine.core.position import make, unmake
+    from chess_endgame.engine.core.tree import PAWN_ENDING_EXTENSION
+    from chess_endgame.engine.search import encode
 
     searcher = Searcher()
     searcher.search(chess.Board("6k1/5ppp/8/8/4n3/3P4/5PPP/6K1 w - - 0 1"), Limits(depth=1))
@@ -113,9 +113,9 @@ def test_a_capture_into_a_pure_pawn_ending_is_extended() -> None:
     ("3r2k1/5ppp/8/8/8/8/5PPP/3R2K1 w - - 0 1", 1),  # Rxd8+: it wins the rook
 ])
 def test_only_a_check_that_does_not_lose_material_is_extended(fen: str, extension: int) -> None:
-    from chess_endgame.core import tree as core
-    from chess_endgame.core.position import make, unmake
-    from chess_endgame.search import encode
+    from chess_endgame.engine.core import tree as core
+    from chess_endgame.engine.core.position import make, unmake
+    from chess_endgame.engine.search import encode
 
     searcher = Searcher()
     searcher.search(chess.Board(fen), Limits(depth=1))
@@ -132,9 +132,9 @@ def test_only_a_check_that_does_not_lose_material_is_extended(fen: str, extensio
 def test_quiescence_takes_a_settling_bound_from_the_table() -> None:
     """A quiescence node whose position the TT holds returns the stored score when its bound settles
     the window (one node, nothing searched), and searches when it does not."""
-    from chess_endgame.core import tree as core
-    from chess_endgame.core.bits import ZERO
-    from chess_endgame.core.position import PLY
+    from chess_endgame.engine.core import tree as core
+    from chess_endgame.engine.core.bits import ZERO
+    from chess_endgame.engine.core.position import PLY
 
     searcher = Searcher()
     searcher.search(chess.Board("8/5pk1/6p1/3p4/3R4/6P1/5PK1/4r3 w - - 0 1"), Limits(depth=1))
@@ -163,9 +163,9 @@ def test_quiescence_keeps_its_result_in_the_table() -> None:
     """A quiescence node stores its score (depth 0 at its first ply, which adds quiet checks; -1 deeper),
     so the next visit takes it in one node; a first-ply node does not take a deeper node's result; and an
     entry of the main search for the same position is not replaced."""
-    from chess_endgame.core import tree as core
-    from chess_endgame.core.bits import ZERO
-    from chess_endgame.core.position import PLY
+    from chess_endgame.engine.core import tree as core
+    from chess_endgame.engine.core.bits import ZERO
+    from chess_endgame.engine.core.position import PLY
 
     searcher = Searcher()
     searcher.search(chess.Board("8/5pk1/6p1/3p4/3R4/6P1/5PK1/4r3 w - - 0 1"), Limits(depth=1))
@@ -234,7 +234,7 @@ def test_stop_from_another_thread_is_prompt() -> None:
 
 
 def test_transposition_table_respects_its_size() -> None:
-    from chess_endgame.core import tree as core
+    from chess_endgame.engine.core import tree as core
 
     tt = TranspositionTable(1)
     assert tt.size * TranspositionTable.ENTRY_BYTES <= 1 << 20
@@ -276,7 +276,7 @@ def test_one_searcher_searches_again_after_its_table_is_resized_or_cleared() -> 
 def test_history_follows_the_cutoffs_and_stays_bounded() -> None:
     """A cutoff raises its move's history and lowers the quiet moves tried before it; an entry moves
     less the further it leans, so it never leaves +-HISTORY_MAX however many searches fill it."""
-    from chess_endgame.core import tree as core
+    from chess_endgame.engine.core import tree as core
 
     history = np.zeros((2, 4096), dtype=np.int64)
     for _ in range(5000):
@@ -376,7 +376,7 @@ def test_the_tree_asks_the_prober_only_about_materials_it_has_tables_for(prober:
     """Knowing which WDL tables exist spares calls: python-chess searches the captures of a position
     before it finds its table missing, and answers only when a capture wins outright, which the tree
     finds a ply later by itself. The search's answer stays the same."""
-    from chess_endgame.core import tree as core
+    from chess_endgame.engine.core import tree as core
 
     require_tables(prober, "KRPvKR")
     board = chess.Board("8/8/8/4k3/R7/5PP1/6K1/r7 w - - 0 1")  # KRPPvKR: captures reach 5-piece tables

@@ -24,10 +24,10 @@ import chess
 import chess.syzygy
 import pytest
 
+from chess_endgame.board import random_position
 from chess_endgame.chooser import Choice, MoveClass, choose
-from chess_endgame.sampling import random_position
 from chess_endgame.serve.app import ServeConfig
-from chess_endgame.tablebase import Prober
+from chess_endgame.tablebase.prober import Prober
 
 from .tbserver import serving
 
@@ -406,10 +406,10 @@ def test_serve_command_refuses_no_tables(tmp_path: Path, monkeypatch: pytest.Mon
     """Only an install without its embedded tables (and no other tables) has nothing to serve."""
     from click.testing import CliRunner
 
-    from chess_endgame import tablebase
+    from chess_endgame.tablebase import paths
     from chess_endgame_cli.main import cli
 
-    monkeypatch.setattr(tablebase, "embedded_directory", lambda: str(tmp_path))
+    monkeypatch.setattr(paths, "embedded_directory", lambda: str(tmp_path))
     monkeypatch.setenv("SYZYGY_PATH", str(tmp_path))
     result = CliRunner().invoke(cli, ["serve", "--port", "0"])
     assert result.exit_code == 2 and result.stdout == ""

@@ -128,7 +128,7 @@ def test_unwritable_numba_cache_dir_falls_back(tmp_path: Path) -> None:
 def test_no_writable_cache_anywhere_compiles_without_a_cache() -> None:
     """Where numba finds no cache location at all (read-only package and home: simulated with a locator that
     never applies), the core compiles uncached instead of failing at import, and says so on stderr."""
-    code = ("import chess, numpy as np; from chess_endgame.core import jit, position as core; "
+    code = ("import chess, numpy as np; from chess_endgame.engine.core import jit, position as core; "
             "assert jit.COMPILED and not jit.CACHED; p = core.Position(chess.Board()); "
             "print(core.perft(*p.arrays(), 3, np.zeros(core.STACK * 256, dtype=np.int64)))")
     env = {**os.environ, "NUMBA_CACHE_LOCATOR_CLASSES": "ZipCacheLocator"}
@@ -154,11 +154,11 @@ def test_warm_says_a_step_without_tables_was_skipped(tmp_path: Path, monkeypatch
     skipped, not as a step that took 0.00 s."""
     from click.testing import CliRunner
 
-    from chess_endgame import tablebase
-    from chess_endgame.core.warm import warm
+    from chess_endgame.engine.warm import warm
+    from chess_endgame.tablebase import paths
     from chess_endgame_cli.main import cli
 
-    monkeypatch.setattr(tablebase, "embedded_directory", lambda: str(tmp_path))
+    monkeypatch.setattr(paths, "embedded_directory", lambda: str(tmp_path))
     monkeypatch.delenv("SYZYGY_PATH", raising=False)
     done = dict(warm(str(tmp_path)))
     assert done["search with tablebase probes, depth 3"] == "no tables"
@@ -174,7 +174,7 @@ def test_warm_says_a_step_without_tables_was_skipped(tmp_path: Path, monkeypatch
 def test_a_change_anywhere_in_the_core_recompiles_all_of_it(tmp_path: Path) -> None:
     """numba stamps a cached function with its own file's hash; the tree compiles the evaluation of
     features.py into itself, so every file of the core is stamped with the digest of all of them."""
-    from chess_endgame.core import jit, tree
+    from chess_endgame.engine.core import jit, tree
 
     copy = tmp_path / "core"
     shutil.copytree(jit.CORE_DIR, copy, ignore=shutil.ignore_patterns("__pycache__"))

@@ -15,7 +15,7 @@ import pytest
 from click.testing import CliRunner
 
 from chess_endgame.suite import load_files
-from chess_endgame.tablebase import scan
+from chess_endgame.tablebase.paths import scan
 from chess_endgame_cli.main import cli
 
 DATA = Path(__file__).parent / "data"

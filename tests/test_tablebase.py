@@ -11,7 +11,8 @@ import chess
 import chess.syzygy
 import pytest
 
-from chess_endgame.tablebase import NotCovered, NotCoveredError, Prober, ProbeResult, Reason, split_path
+from chess_endgame.tablebase.paths import split_path
+from chess_endgame.tablebase.prober import NotCovered, NotCoveredError, Prober, ProbeResult, Reason
 
 from .conftest import DATA, require_tables
 

@@ -11,7 +11,8 @@ import pytest
 from chess_endgame_tablebases import CHECKSUM_LISTS
 from click.testing import CliRunner
 
-from chess_endgame import tablebase, tables
+from chess_endgame.tablebase import files as tables
+from chess_endgame.tablebase import paths
 from chess_endgame_cli.main import cli
 
 from .httpserver import serve
@@ -58,7 +59,7 @@ def test_info_empty_dir_says_how_to_get_tables(tmp_path: Path, monkeypatch: pyte
     assert f"  {tmp_path}: none" in out and "missing 3-piece tables" not in out
     assert "missing 5-piece tables" in out
     # Without the embedded set either (a broken install): no table at all, and how to get them.
-    monkeypatch.setattr(tablebase, "embedded_directory", lambda: str(tmp_path))
+    monkeypatch.setattr(paths, "embedded_directory", lambda: str(tmp_path))
     code, out, err = run("tablebases", "info", str(tmp_path))
     assert code == 1
     assert "tablebases download" in err

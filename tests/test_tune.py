@@ -10,10 +10,12 @@ import numpy as np
 import pytest
 from click.testing import CliRunner
 
-from chess_endgame import labels, tune
-from chess_endgame.evaluation import FEATURES, load_weights
-from chess_endgame.match import play_match, starting_positions
-from chess_endgame.tablebase import Prober
+from chess_endgame.board import is_quiet
+from chess_endgame.engine.evaluation import FEATURES, load_weights
+from chess_endgame.play.starts import play_match, starting_positions
+from chess_endgame.tablebase.prober import Prober
+from chess_endgame.tuning import fit as tune
+from chess_endgame.tuning import labels
 from chess_endgame_cli.main import cli
 
 
@@ -52,9 +54,9 @@ def test_soft_labels_and_frozen_weights() -> None:
 def test_labels_and_quiet_positions() -> None:
     assert [tune.label(w) for w in (2, 1, 0, -1, -2)] == [1.0, 0.5, 0.5, 0.5, 0.0]
     assert [tune.label(w, cursed_as_draws=False) for w in (1, -1)] == [1.0, 0.0]
-    assert tune.is_quiet(chess.Board("4k3/8/8/8/8/8/8/R3K3 w - - 0 1"))
-    assert not tune.is_quiet(chess.Board("4k3/8/8/8/8/8/r7/R3K3 w - - 0 1"))  # a capture pending
-    assert not tune.is_quiet(chess.Board("4k3/8/8/8/8/8/8/4K2r w - - 0 1"))   # in check
+    assert is_quiet(chess.Board("4k3/8/8/8/8/8/8/R3K3 w - - 0 1"))
+    assert not is_quiet(chess.Board("4k3/8/8/8/8/8/r7/R3K3 w - - 0 1"))  # a capture pending
+    assert not is_quiet(chess.Board("4k3/8/8/8/8/8/8/4K2r w - - 0 1"))   # in check
 
 
 def test_accuracy_counts_only_decisive_positions() -> None:
@@ -103,7 +105,7 @@ def test_selfplay_labels_come_from_six_pieces_up(selfplay_run: labels.LabelSet) 
     assert len(run) > 0 and run.finished_games + run.unfinished == 3
     assert all(n >= 6 for n in run.piece_counts())
     assert set(run.labels) <= {0.0, 0.5, 1.0} and set(run.games) <= {0, 1, 2}
-    assert all(tune.is_quiet(b) and b.is_valid() for b in run.boards)
+    assert all(is_quiet(b) and b.is_valid() for b in run.boards)
     # Every position of a game carries that game's result; the label is the side to move's view of it.
     by_game: dict[int, set[float]] = {}
     for i, game in enumerate(run.games):

@@ -15,7 +15,7 @@ import chess
 import chess.engine
 import pytest
 
-from chess_endgame.timeman import budget
+from chess_endgame.engine.timeman import budget
 
 BIN = Path(sys.executable).parent
 ENGINE = [str(BIN / "chess-endgame"), "uci"]

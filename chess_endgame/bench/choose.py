@@ -11,9 +11,9 @@ from dataclasses import dataclass
 
 import chess
 
-from ..chooser import Choice, choose
-from ..tablebase import Prober
-from .common import percentile, positions, present
+from chess_endgame.bench.common import percentile, positions, present
+from chess_endgame.chooser import Choice, choose
+from chess_endgame.tablebase.prober import Prober
 
 CHOOSE_MATERIALS = ("KQvK", "KRvK", "KBNvK", "KPvK", "KQvKR", "KRvKB", "KPvKP", "KRPvKR", "KBPvKB",
                     "KQPvKQ", "KNNvKP", "KBBvKN")

@@ -10,8 +10,8 @@ from collections.abc import Callable, Sequence
 import chess
 import chess.syzygy
 
-from ..sampling import random_position
-from ..tablebase import Prober
+from chess_endgame.board import random_position
+from chess_endgame.tablebase.prober import Prober
 
 
 def best_times(funcs: Sequence[Callable[[], object]], repeat: int) -> list[float]:

@@ -6,11 +6,11 @@ import statistics
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
-from ..engines import PlayerEngine, SearchLimits
-from ..game import TablebaseAgent, play_game
-from ..player import Player, PlayerOptions
-from ..tablebase import Prober
-from .common import present, won_positions
+from chess_endgame.bench.common import present, won_positions
+from chess_endgame.engine.player import Player, PlayerOptions
+from chess_endgame.play.engines import PlayerEngine, SearchLimits
+from chess_endgame.play.game import TablebaseAgent, play_game
+from chess_endgame.tablebase.prober import Prober
 
 CONVERT_MATERIALS = ("KQPvK", "KRPvK", "KPPvK", "KQvK", "KRvK", "KBNvK", "KQvKR", "KRPvKR", "KQPvKQ", "KBPvKB")
 

@@ -7,8 +7,8 @@ from collections.abc import Callable
 
 import chess
 
-from ..evaluation import feature_matrix
-from .common import positions
+from chess_endgame.bench.common import positions
+from chess_endgame.engine.evaluation import feature_matrix
 
 MATERIALS = ("KRPvKR", "KQvKR", "KBNvK", "KPPvKP", "KRPPvKRP", "KBPPvKNPP", "KQRBNPPPPvKQRBNPPPP")
 

@@ -19,8 +19,8 @@ from dataclasses import dataclass
 import chess
 import numpy as np
 
-from ..core import position as core
-from ..core.jit import COMPILED, njit
+from chess_endgame.engine.core import position as core
+from chess_endgame.engine.core.jit import COMPILED, njit
 
 
 @dataclass(frozen=True)

@@ -9,12 +9,13 @@ from dataclasses import dataclass
 import chess
 import chess.syzygy
 
-from ..engines import PlayerEngine, SearchLimits
-from ..game import TablebaseAgent, play_game
-from ..player import Player, PlayerOptions
-from ..sampling import random_position
-from ..tablebase import Prober, split_path
-from .common import best_times, positions, present
+from chess_endgame.bench.common import best_times, positions, present
+from chess_endgame.board import random_position
+from chess_endgame.engine.player import Player, PlayerOptions
+from chess_endgame.play.engines import PlayerEngine, SearchLimits
+from chess_endgame.play.game import TablebaseAgent, play_game
+from chess_endgame.tablebase.paths import split_path
+from chess_endgame.tablebase.prober import Prober
 
 PROBE_MATERIALS = ("KQvKR", "KRPvK", "KRPvKR")
 #: The replayed game starts from a won position of this material.

@@ -13,7 +13,7 @@ from dataclasses import dataclass
 
 import chess
 
-from ..search import Info, Limits, Searcher
+from chess_endgame.engine.search import Info, Limits, Searcher
 
 #: (name, FEN, default depth)
 POSITIONS: tuple[tuple[str, str, int], ...] = (
@@ -120,7 +120,7 @@ def bench_tree_probes(prober, *, positions: int = 20, depth: int = 8, seed: int 
     search, not counted, compiles the code (or loads numba's cache)."""
     import random
 
-    from ..sampling import random_position
+    from chess_endgame.board import random_position
 
     rng = random.Random(seed)
     Searcher(prober=prober).search(chess.Board("8/8/8/4k3/R7/5PP1/6K1/r7 w - - 0 1"), Limits(depth=2))  # compiles

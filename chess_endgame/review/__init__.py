@@ -7,11 +7,11 @@ them through the batch runner; :mod:`.annotate` writes the annotated PGN, the
 summary and JSON; :mod:`.curve` draws the evaluation curve as SVG.
 """
 
-from .annotate import annotated_game, annotated_pgn, record, summary
-from .curve import curve_svg
-from .games import PgnError, PgnGame, ReviewSpec, Skipped, read_games, review_games
-from .judge import Judgement
-from .reviewer import DEFAULT_NODES, GameReview, MoveReview, Reviewer, ReviewOptions
+from chess_endgame.review.annotate import annotated_game, annotated_pgn, record, summary
+from chess_endgame.review.curve import curve_svg
+from chess_endgame.review.games import PgnError, PgnGame, ReviewSpec, Skipped, read_games, review_games
+from chess_endgame.review.judge import Judgement
+from chess_endgame.review.reviewer import DEFAULT_NODES, GameReview, MoveReview, Reviewer, ReviewOptions
 
 __all__ = ["DEFAULT_NODES", "GameReview", "Judgement", "MoveReview", "PgnError", "PgnGame", "ReviewOptions",
            "ReviewSpec", "Reviewer", "Skipped", "annotated_game", "annotated_pgn", "curve_svg", "read_games",

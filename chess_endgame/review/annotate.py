@@ -16,8 +16,8 @@ import chess
 import chess.engine
 import chess.pgn
 
-from .judge import Judgement
-from .reviewer import GameReview, MoveReview
+from chess_endgame.review.judge import Judgement
+from chess_endgame.review.reviewer import GameReview, MoveReview
 
 #: NAGs that assess a move ($1..$6): replaced by the review's own.
 MOVE_ASSESSMENTS = frozenset(range(1, 7))

@@ -10,9 +10,9 @@ from __future__ import annotations
 
 from xml.sax.saxutils import escape, quoteattr
 
-from .annotate import comment
-from .judge import Judgement, winning_chances
-from .reviewer import GameReview
+from chess_endgame.review.annotate import comment
+from chess_endgame.review.judge import Judgement, winning_chances
+from chess_endgame.review.reviewer import GameReview
 
 WIDTH, HEIGHT = 720, 260
 LEFT, RIGHT, TOP, BOTTOM = 46, 14, 34, 30

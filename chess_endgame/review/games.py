@@ -18,10 +18,12 @@ from dataclasses import dataclass
 import chess
 import chess.pgn
 
-from ..batch import Backend, BatchResult, LocalProcesses, run_batch
-from ..remote import RemoteProber
-from ..tablebase import Prober
-from .reviewer import GameReview, Reviewer, ReviewOptions, game_problem
+from chess_endgame.batch.local import LocalProcesses
+from chess_endgame.batch.protocol import Backend, BatchResult
+from chess_endgame.batch.runner import run_batch
+from chess_endgame.review.reviewer import GameReview, Reviewer, ReviewOptions, game_problem
+from chess_endgame.tablebase.prober import Prober
+from chess_endgame.tablebase.remote import RemoteProber
 
 
 class PgnError(ValueError):

@@ -32,8 +32,8 @@ import chess
 import chess.engine
 import chess.pgn
 
-from ..chooser import MoveClass, RankedMove
-from ..text import plural
+from chess_endgame.chooser import MoveClass, RankedMove
+from chess_endgame.text import plural
 
 #: Plies before the 50-move draw below which spending the margin matters (``?!``).
 TIGHT_PLIES = 10

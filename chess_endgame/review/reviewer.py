@@ -24,12 +24,12 @@ import chess.engine
 import chess.pgn
 import chess.syzygy
 
-from ..chooser import Choice, game_result, rank_move
-from ..player import Decision, Player, PlayerOptions
-from ..remote import RemoteProber, RootProber
-from ..search import Limits, Score
-from ..tablebase import NotCoveredError, Prober
-from .judge import TIGHT_PLIES, Judgement, Verdict, drawn_by, eval_judgement, tablebase_judgement
+from chess_endgame.chooser import Choice, game_result, rank_move
+from chess_endgame.engine.player import Decision, Player, PlayerOptions
+from chess_endgame.engine.search import Limits, Score
+from chess_endgame.review.judge import TIGHT_PLIES, Judgement, Verdict, drawn_by, eval_judgement, tablebase_judgement
+from chess_endgame.tablebase.prober import NotCoveredError, Prober
+from chess_endgame.tablebase.remote import RemoteProber, RootProber
 
 #: Search budget per position beyond the tables when none is given (nodes; deterministic).
 DEFAULT_NODES = 20000

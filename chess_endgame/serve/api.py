@@ -20,10 +20,10 @@ from __future__ import annotations
 
 import chess
 
-from ..chooser import Choice, MoveClass, RankedMove, choose, rank_move
-from ..player import Decision
-from ..position import PositionError, parse_fen
-from ..tablebase import NotCovered, NotCoveredError, Reason, TablebaseProber
+from chess_endgame.board import PositionError, parse_fen
+from chess_endgame.chooser import Choice, MoveClass, RankedMove, choose, rank_move
+from chess_endgame.engine.player import Decision
+from chess_endgame.tablebase.prober import NotCovered, NotCoveredError, Reason, TablebaseProber
 
 #: Longest FEN accepted (a legal FEN has at most about 90 characters).
 MAX_FEN_LENGTH = 128

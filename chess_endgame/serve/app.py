@@ -34,12 +34,12 @@ import chess
 import chess.svg
 from aiohttp import web
 
-from .. import __version__
-from ..player import Player, PlayerOptions
-from ..search import Limits
-from ..tablebase import Prober
-from . import api
-from .protocol import HANDLER_ARGS, Runner
+from chess_endgame.engine.player import Player, PlayerOptions
+from chess_endgame.engine.search import Limits
+from chess_endgame.serve import api
+from chess_endgame.serve.protocol import HANDLER_ARGS, Runner
+from chess_endgame.tablebase.prober import Prober
+from chess_endgame.version import __version__
 
 log = logging.getLogger("chess_endgame.serve")
 

@@ -6,10 +6,10 @@ judges each answer (and checks it against the tablebases), :mod:`.runner` runs
 positions in parallel processes, :mod:`.report` sums up and writes JSON/CSV.
 """
 
-from .items import Item, LoadError, load_files
-from .report import Summary, summarize, write_csv, write_json
-from .runner import EngineSpec, Outcome, run_items
-from .scoring import Result
+from chess_endgame.suite.items import Item, LoadError, load_files
+from chess_endgame.suite.report import Summary, summarize, write_csv, write_json
+from chess_endgame.suite.runner import EngineSpec, Outcome, run_items
+from chess_endgame.suite.scoring import Result
 
 __all__ = ["EngineSpec", "Item", "LoadError", "Outcome", "Result", "Summary", "load_files", "run_items",
            "summarize", "write_csv", "write_json"]

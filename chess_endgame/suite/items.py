@@ -4,20 +4,14 @@ from __future__ import annotations
 
 import csv
 import os
-import re
 from dataclasses import dataclass, field
 
 import chess
 
-from ..position import PositionError, parse_fen
+from chess_endgame.board import PositionError, epd_lines, parse_fen, read_epd, read_text
 
 #: EPD operations that say what to check.
 OPERATIONS = ("bm", "am", "dm", "wdl", "dtz")
-
-#: A full FEN (with the halfmove clock and move number) where EPD has only four fields, then the
-#: operations: ``8/8/... w - - 0 1 bm Kd4;``, as many suites are written.
-_FEN_COUNTERS = re.compile(r"^\s*(\S+\s+\S+\s+\S+\s+\S+)\s+(\d+)\s+(\d+)(?=\s|;|$)(.*)$")
-
 
 @dataclass
 class Item:
@@ -86,10 +80,9 @@ def load_file(path: str, *, theme: str | None = None) -> tuple[list[Item], list[
     :raises LoadError: when the file cannot be opened or is not a suite at all.
     """
     try:
-        with open(path, encoding="utf-8-sig") as f:  # -sig: a byte-order mark is not part of line 1
-            text = f.read()
-    except (OSError, UnicodeDecodeError) as exc:
-        raise LoadError(f"cannot read suite {path}: {getattr(exc, 'strerror', None) or exc}") from None
+        text = read_text(path, "EPD lines or Lichess puzzles")
+    except ValueError as exc:
+        raise LoadError(f"{exc}") from None
     if path.lower().endswith(".csv") or text.startswith("PuzzleId,"):
         items, skipped = _load_puzzles(path, text, theme)
     else:
@@ -102,9 +95,7 @@ def load_file(path: str, *, theme: str | None = None) -> tuple[list[Item], list[
 def _load_epd(path: str, text: str) -> tuple[list[Item], list[tuple[str, int, str]]]:
     items, skipped = [], []
     name = os.path.basename(path)
-    for number, line in enumerate(text.splitlines(), 1):
-        if not line.strip() or line.lstrip().startswith("#"):
-            continue
+    for number, line in epd_lines(text):
         try:
             board, ops = read_epd(line)
         except ValueError as exc:
@@ -121,24 +112,6 @@ def _load_epd(path: str, text: str) -> tuple[list[Item], list[tuple[str, int, st
             continue
         items.append(Item(path, number, str(ops.get("id", f"{name}:{number}")), board.fen(), "epd", clean))
     return items, skipped
-
-
-def read_epd(line: str) -> tuple[chess.Board, dict]:
-    """The board and operations of an EPD line, also when it holds a full FEN with its move counters.
-
-    The counters of a full FEN set the clocks (``hmvc``/``fmvn`` operations win
-    when both are given).
-    """
-    match = _FEN_COUNTERS.match(line)
-    if match is None:
-        return chess.Board.from_epd(line)
-    position, halfmove, fullmove, operations = match.groups()
-    board, ops = chess.Board.from_epd(f"{position} {operations.strip() if operations.strip(' ;') else ''}")
-    if "hmvc" not in ops:
-        board.halfmove_clock = int(halfmove)
-    if "fmvn" not in ops:
-        board.fullmove_number = max(1, int(fullmove))
-    return board, ops
 
 
 def _operations(ops: dict) -> dict:

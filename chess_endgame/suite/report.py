@@ -9,7 +9,7 @@ import statistics
 from dataclasses import dataclass, field
 from typing import TextIO
 
-from .scoring import Result
+from chess_endgame.suite.scoring import Result
 
 
 @dataclass

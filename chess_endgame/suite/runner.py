@@ -8,14 +8,16 @@ from dataclasses import dataclass, field
 
 import chess
 
-from ..batch import Backend, BackendError, LocalProcesses, WorkerLost, run_batch
-from ..engines import EngineError, ExternalEngine, PlayerEngine, SearchLimits
-from ..game import TablebaseAgent, play_game
-from ..player import Player
-from ..remote import RemoteProber, default_cache_path
-from ..tablebase import Prober
-from .items import Item
-from .scoring import Result, check_epd, expected_result, tablebase_verdict
+from chess_endgame.batch.local import LocalProcesses
+from chess_endgame.batch.protocol import Backend, BackendError, WorkerLost
+from chess_endgame.batch.runner import run_batch
+from chess_endgame.engine.player import Player
+from chess_endgame.play.engines import EngineError, ExternalEngine, PlayerEngine, SearchLimits
+from chess_endgame.play.game import TablebaseAgent, play_game
+from chess_endgame.suite.items import Item
+from chess_endgame.suite.scoring import Result, check_epd, expected_result, tablebase_verdict
+from chess_endgame.tablebase.prober import Prober
+from chess_endgame.tablebase.remote import RemoteProber, default_cache_path
 
 #: This many positions given up (their engine died on the retry too) end the run (the rest is reported as not run).
 MAX_CRASHES = 3

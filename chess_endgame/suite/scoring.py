@@ -6,10 +6,10 @@ from dataclasses import asdict, dataclass, field
 
 import chess
 
-from ..chooser import Choice, choose, game_result, rank_move
-from ..engines import Answer
-from ..tablebase import NotCoveredError, Prober
-from .items import Item
+from chess_endgame.chooser import Choice, choose, game_result, rank_move
+from chess_endgame.play.engines import Answer
+from chess_endgame.suite.items import Item
+from chess_endgame.tablebase.prober import NotCoveredError, Prober
 
 
 @dataclass

@@ -18,8 +18,9 @@ from typing import Protocol
 import chess
 import chess.pgn
 
-from .chooser import Choice, choose, rank_move
-from .tablebase import NotCoveredError, Prober
+from chess_endgame.board import TERMINATIONS, outcome
+from chess_endgame.chooser import Choice, choose, rank_move
+from chess_endgame.tablebase.prober import NotCoveredError, Prober
 
 
 @dataclass
@@ -155,23 +156,9 @@ class Clock:
 
 
 def adjudicate(board: chess.Board) -> tuple[str, str] | None:
-    """(result, termination) when the game is over, else None.
-
-    Checkmate comes first; then stalemate, insufficient material, threefold
-    repetition and the 50-move rule (a halfmove clock of 100: the side to move
-    claims it).
-    """
-    if board.is_checkmate():
-        return ("0-1" if board.turn == chess.WHITE else "1-0"), "checkmate"
-    if board.is_stalemate():
-        return "1/2-1/2", "stalemate"
-    if board.is_insufficient_material():
-        return "1/2-1/2", "insufficient material"
-    if board.halfmove_clock >= 100:
-        return "1/2-1/2", "50-move rule"
-    if board.is_repetition(3):
-        return "1/2-1/2", "threefold repetition"
-    return None
+    """(result, termination) when the game is over by the rules (:func:`~chess_endgame.board.outcome`), else None."""
+    over = outcome(board)
+    return None if over is None else (over.result(), TERMINATIONS[over.termination])
 
 
 def play_game(board: chess.Board, white: Agent, black: Agent, *, max_plies: int = 500,

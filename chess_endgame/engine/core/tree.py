@@ -3,7 +3,7 @@
 Scores are centipawns from the side to move: a mate in ``n`` plies scores ``MATE - n``, a
 tablebase win found ``p`` plies from the root ``TB_WIN - p``. One :class:`Tree` holds every
 array the search works in; :func:`root` searches the root moves once (one aspiration window of
-one iteration) and :mod:`chess_endgame.search` drives the iterations around it.
+one iteration) and :mod:`chess_endgame.engine.search` drives the iterations around it.
 
 Two Python functions are called from compiled code, through ctypes: ``probe`` (a WDL probe of the
 position in ``bb``/``state``: 0..4 for loss..win, -1 when no table covers it, -2 when the call
@@ -21,11 +21,22 @@ from collections.abc import Iterable
 
 import numpy as np
 
-from .bits import KNIGHT as KNIGHT_ATTACKS
-from .bits import LINE, PAWN, RANK_1_8, SQUARE, U64, ZERO, bishop_attacks, lsb, popcount, rook_attacks
-from .features import PASSED_MASK, evaluate
-from .jit import COMPILED, njit
-from .position import (
+from chess_endgame.engine.core.bits import KNIGHT as KNIGHT_ATTACKS
+from chess_endgame.engine.core.bits import (
+    LINE,
+    PAWN,
+    RANK_1_8,
+    SQUARE,
+    U64,
+    ZERO,
+    bishop_attacks,
+    lsb,
+    popcount,
+    rook_attacks,
+)
+from chess_endgame.engine.core.features import PASSED_MASK, evaluate
+from chess_endgame.engine.core.jit import COMPILED, njit
+from chess_endgame.engine.core.position import (
     BISHOP_T,
     CASTLING,
     EP,

@@ -17,9 +17,9 @@ from dataclasses import dataclass, field
 import chess
 import chess.engine
 
-from .game import AgentMove
-from .player import DEFAULT_MOVETIME_MS, Decision, Player
-from .search import Limits
+from chess_endgame.engine.player import DEFAULT_MOVETIME_MS, Decision, Player
+from chess_endgame.engine.search import Limits
+from chess_endgame.play.game import AgentMove
 
 #: Seconds a UCI engine has to answer ``uci`` with ``uciok``. A program that exits fails at once;
 #: one that keeps running without answering (``/bin/cat`` echoes ``uci`` back) fails after this.

@@ -19,26 +19,19 @@ wrong with it while every other table keeps working.
 
 from __future__ import annotations
 
-import collections
 import enum
 import os
-import sys
 from collections.abc import Callable, Iterable
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Protocol
 
 import chess
 import chess.syzygy
 
+from chess_endgame.tablebase.cache import LRU
+from chess_endgame.tablebase.paths import HOW_TO_GET_TABLES, resolve_path, scan
+
 WDL_CATEGORIES = {2: "win", 1: "cursed win", 0: "draw", -1: "blessed loss", -2: "loss"}
-
-TABLE_SUFFIXES = (".rtbw", ".rtbz")
-
-#: Where users get tables; every "no tables" message ends with this.
-HOW_TO_GET_TABLES = (
-    "get more tables with `chess-endgame tablebases download` (the 5-piece set; --pieces 6 for 6), or point "
-    "SYZYGY_PATH or --syzygy-path at a directory of tables"
-)
 
 
 def category(wdl: int) -> str:
@@ -194,76 +187,6 @@ class _GuardedTablebase(chess.syzygy.Tablebase):
             self.lru.clear()
 
 
-def split_path(path: str | Iterable[str] | None) -> list[str]:
-    """Directories of a Syzygy path: os.pathsep-separated like Stockfish's SyzygyPath.
-
-    Empty entries and Stockfish's ``<empty>`` placeholder are dropped.
-    """
-    if path is None:
-        return []
-    parts = path.split(os.pathsep) if isinstance(path, str) else list(path)
-    return [p.strip() for p in parts if p.strip() and p.strip() != "<empty>"]
-
-
-@dataclass
-class TableFiles:
-    """The table files found in a set of directories, by table name."""
-
-    directories: list[str] = field(default_factory=list)
-    wdl: dict[str, str] = field(default_factory=dict)  # name -> path
-    dtz: dict[str, str] = field(default_factory=dict)
-    #: Directories that do not exist or cannot be listed, with the problem.
-    bad_directories: dict[str, str] = field(default_factory=dict)
-
-    @property
-    def max_pieces(self) -> int:
-        """Largest piece count of any WDL table found (0 when there is none)."""
-        return max((len(name) - 1 for name in self.wdl), default=0)
-
-    @property
-    def complete_pieces(self) -> int:
-        """Largest n such that every WDL and DTZ table with up to n pieces is present."""
-        complete = 0
-        for n in range(3, 8):
-            needed = set(chess.syzygy.tablenames(piece_count=n))
-            if needed <= self.wdl.keys() and needed <= self.dtz.keys():
-                complete = n
-            else:
-                break
-        return complete
-
-    def summary(self) -> str:
-        """Stockfish's wording: ``Found N WDL and M DTZ tablebase files (up to K-man).``"""
-        return (f"Found {len(self.wdl)} WDL and {len(self.dtz)} DTZ tablebase files "
-                f"(up to {self.max_pieces}-man).")
-
-
-def scan(path: str | Iterable[str] | None) -> TableFiles:
-    """Find the Syzygy files (``*.rtbw``, ``*.rtbz`` with a valid table name) in a path.
-
-    The first directory that has a file wins, as in Stockfish's SyzygyPath (and a
-    shell's PATH): later directories fill in only what earlier ones lack. Missing
-    directories are listed in ``bad_directories``.
-    """
-    found = TableFiles()
-    for directory in split_path(path):
-        try:
-            names = sorted(os.listdir(directory))
-        except OSError as exc:
-            found.bad_directories[directory] = exc.strerror or str(exc)
-            continue
-        found.directories.append(directory)
-        for filename in names:
-            name, ext = os.path.splitext(filename)
-            if ext not in TABLE_SUFFIXES or not chess.syzygy.is_tablename(name):
-                continue
-            full = os.path.join(directory, filename)
-            kind = found.wdl if ext == ".rtbw" else found.dtz
-            if name not in kind and os.path.isfile(full):
-                kind[name] = full
-    return found
-
-
 @dataclass
 class ProbeStats:
     """Counters since the last reset. ``tbhits`` counts answers (file or cache)."""
@@ -277,7 +200,7 @@ class ProbeStats:
 class TablebaseProber(Protocol):
     """What the chooser, the player and the front ends ask of a prober.
 
-    :class:`Prober` (local files) and :class:`~chess_endgame.remote.RemoteProber` (a
+    :class:`Prober` (local files) and :class:`~chess_endgame.tablebase.remote.RemoteProber` (a
     server speaking the Lichess tablebase API) both answer it, so nothing above
     them knows which one it talks to. WDL -2..2 and DTZ in plies, from the side to
     move, halfmove clock taken as 0; :exc:`NotCoveredError` when there is no answer.
@@ -305,46 +228,6 @@ class TablebaseProber(Protocol):
     def close(self) -> None: ...
 
 
-class _LRU:
-    """A bounded least-recently-used map.
-
-    No lock: each OrderedDict operation is atomic under the GIL, and the one
-    race that remains (another thread evicting a key between ``get`` and
-    ``move_to_end``) is caught.
-    """
-
-    def __init__(self, size: int) -> None:
-        self.size = size
-        self._data: collections.OrderedDict = collections.OrderedDict()
-
-    def get(self, key: object) -> int | None:
-        data = self._data
-        value = data.get(key)
-        if value is not None:
-            try:
-                data.move_to_end(key)
-            except KeyError:
-                pass
-        return value
-
-    def put(self, key: object, value: int) -> None:
-        if self.size <= 0:
-            return
-        data = self._data
-        data[key] = value
-        if len(data) > self.size:
-            try:
-                data.popitem(last=False)
-            except KeyError:
-                pass
-
-    def clear(self) -> None:
-        self._data.clear()
-
-    def __len__(self) -> int:
-        return len(self._data)
-
-
 class Prober:
     """Probes Syzygy tables in one or more directories.
 
@@ -362,8 +245,8 @@ class Prober:
         self._largest = self.files.max_pieces
         self.probe_limit = probe_limit
         self.stats = ProbeStats()
-        self._wdl_cache = _LRU(cache_size)
-        self._dtz_cache = _LRU(cache_size)
+        self._wdl_cache = LRU(cache_size)
+        self._dtz_cache = LRU(cache_size)
         self._tables = _GuardedTablebase(max_fds=128)
         for table_path in list(self.files.wdl.values()) + list(self.files.dtz.values()):
             self._tables.add_file(table_path)
@@ -475,7 +358,7 @@ class Prober:
         except (KeyError, _CorruptTable, NotCoveredError):
             return True
 
-    def _probe(self, board: chess.Board, cache: _LRU, probe: Callable[[chess.Board], int], counter: str) -> int:
+    def _probe(self, board: chess.Board, cache: LRU, probe: Callable[[chess.Board], int], counter: str) -> int:
         key = board._transposition_key()
         value = cache.get(key)
         stats = self.stats
@@ -512,63 +395,6 @@ class Prober:
         except NotCoveredError as exc:
             return exc.answer
         return None
-
-
-def embedded_directory() -> str:
-    """The embedded 3-4-piece tables shipped with the package (``tablebases/`` of the checkout)."""
-    import chess_endgame_tablebases
-
-    return chess_endgame_tablebases.DIRECTORY
-
-
-def user_directory(kind: str) -> str:
-    """This program's per-user ``"data"`` or ``"cache"`` directory: ``$XDG_DATA_HOME/chess-endgame``
-    (``~/.local/share/chess-endgame``) or ``$XDG_CACHE_HOME/chess-endgame`` (``~/.cache/...``) on Linux,
-    ``~/Library/Application Support/chess-endgame`` or ``~/Library/Caches/chess-endgame`` on macOS,
-    ``%LOCALAPPDATA%\\chess-endgame`` on Windows (both)."""
-    if sys.platform == "win32":
-        base = os.environ.get("LOCALAPPDATA") or os.path.expanduser("~\\AppData\\Local")
-    elif sys.platform == "darwin":
-        base = os.path.expanduser("~/Library/Application Support" if kind == "data" else "~/Library/Caches")
-    elif kind == "data":
-        base = os.environ.get("XDG_DATA_HOME") or os.path.expanduser("~/.local/share")
-    else:
-        base = os.environ.get("XDG_CACHE_HOME") or os.path.expanduser("~/.cache")
-    return os.path.join(base, "chess-endgame")
-
-
-def default_directory() -> str:
-    """The per-user directory for tables, where ``tablebases download`` writes by default: ``syzygy`` in
-    :func:`user_directory` ``("data")``."""
-    return os.path.join(user_directory("data"), "syzygy")
-
-
-def user_path(path: str | None = None) -> str:
-    """The user's own table directories: ``path`` if given, else ``$SYZYGY_PATH``, else the per-user
-    data directory if it exists (else ``""``). The embedded set is not part of it."""
-    if path and split_path(path):
-        return path
-    env = os.environ.get("SYZYGY_PATH")
-    if env and split_path(env):
-        return env
-    directory = default_directory()
-    return directory if os.path.isdir(directory) else ""
-
-
-def with_embedded(path: str | None) -> str:
-    """``path`` followed by the embedded directory (unless it is there already), which so answers only for
-    what ``path`` lacks."""
-    directories = split_path(path)
-    embedded = embedded_directory()
-    if not any(os.path.realpath(d) == os.path.realpath(embedded) for d in directories):
-        directories.append(embedded)
-    return os.pathsep.join(directories)
-
-
-def resolve_path(path: str | None = None) -> str:
-    """The Syzygy path every command uses: :func:`user_path` (``path``, else ``$SYZYGY_PATH``, else the
-    per-user directory), then the embedded 3-4-piece set beneath it."""
-    return with_embedded(user_path(path))
 
 
 def open_prober(path: str | None = None, **kwargs: int) -> Prober:

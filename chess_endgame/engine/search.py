@@ -31,12 +31,24 @@ import chess
 import chess.engine
 import numpy as np
 
-from .core import tree as core
-from .core.features import new_pawn_table
-from .core.position import Position
-from .core.tree import EXACT, INF, LOWER, MATE, MATE_BOUND, MAX_PLY, TB_BOUND, TB_WIN, UPPER, from_tt, to_tt
-from .evaluation import Evaluator
-from .tablebase import NotCoveredError, Prober
+from chess_endgame.engine.core import tree as core
+from chess_endgame.engine.core.features import new_pawn_table
+from chess_endgame.engine.core.position import Position
+from chess_endgame.engine.core.tree import (
+    EXACT,
+    INF,
+    LOWER,
+    MATE,
+    MATE_BOUND,
+    MAX_PLY,
+    TB_BOUND,
+    TB_WIN,
+    UPPER,
+    from_tt,
+    to_tt,
+)
+from chess_endgame.engine.evaluation import Evaluator
+from chess_endgame.tablebase.prober import NotCoveredError, Prober
 
 __all__ = ["EXACT", "INF", "LOWER", "MATE", "MATE_BOUND", "MAX_PLY", "TB_BOUND", "TB_WIN", "UPPER", "Info",
            "Limits", "Score", "SearchResult", "Searcher", "TranspositionTable", "decode", "encode", "from_tt",

@@ -8,6 +8,6 @@ functions run as ordinary Python: slowly, with the same results.
 Modules, bottom up: :mod:`.bits` (bitboards and attack tables), :mod:`.position`
 (the board, make/unmake, legal moves, Zobrist keys, repetitions), :mod:`.features`
 (the evaluation's features), :mod:`.tree` (the search). python-chess stays at the
-boundary: :mod:`chess_endgame.search` turns a :class:`chess.Board` into arrays and
+boundary: :mod:`chess_endgame.engine.search` turns a :class:`chess.Board` into arrays and
 the moves that come back into :class:`chess.Move`.
 """

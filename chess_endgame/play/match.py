@@ -40,11 +40,12 @@ from dataclasses import dataclass, field
 import chess
 import chess.engine
 
-from . import elo
-from .engines import EngineError, ExternalEngine, SearchLimits
-from .game import AgentMove, Clock, GameRecord, play_game
-from .match import tablebase_adjudicator
-from .tablebase import Prober
+from chess_endgame.board import RESULT_POINTS
+from chess_endgame.play import elo
+from chess_endgame.play.engines import EngineError, ExternalEngine, SearchLimits
+from chess_endgame.play.game import AgentMove, Clock, GameRecord, play_game
+from chess_endgame.play.starts import tablebase_adjudicator
+from chess_endgame.tablebase.prober import Prober
 
 #: The engine name that means this project's own UCI engine, run by this Python.
 SELF = "self"
@@ -281,7 +282,7 @@ class GameResult:
     @property
     def points(self) -> float:
         """The first engine's points (1, 1/2, 0)."""
-        white = {"1-0": 1.0, "0-1": 0.0}.get(self.record.result, 0.5)
+        white = RESULT_POINTS.get(self.record.result, 0.5)
         return white if self.first_white else 1.0 - white
 
     @property

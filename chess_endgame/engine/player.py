@@ -17,12 +17,12 @@ from dataclasses import dataclass, field
 
 import chess
 
-from .chooser import Choice, MoveClass, RankedMove, choose, has_repeated, rank_move
-from .evaluation import Evaluator
-from .remote import RemoteProber, RootProber
-from .search import Info, Limits, Score, Searcher, SearchResult, TranspositionTable, load_compiled
-from .tablebase import NotCovered, NotCoveredError, Prober
-from .timeman import ranking_deadline
+from chess_endgame.chooser import Choice, MoveClass, RankedMove, choose, has_repeated, rank_move
+from chess_endgame.engine.evaluation import Evaluator
+from chess_endgame.engine.search import Info, Limits, Score, Searcher, SearchResult, TranspositionTable, load_compiled
+from chess_endgame.engine.timeman import ranking_deadline
+from chess_endgame.tablebase.prober import NotCovered, NotCoveredError, Prober
+from chess_endgame.tablebase.remote import RemoteProber, RootProber
 
 #: UCI score of a tablebase verdict at the root (Stockfish's convention: a win is cp 20000).
 CLASS_SCORE = {MoveClass.WIN: 20000, MoveClass.MAYBE_WIN: 2, MoveClass.CURSED_WIN: 1, MoveClass.DRAW: 0,
@@ -88,7 +88,7 @@ class PlayerOptions:
     rule50: bool = True              # Syzygy50MoveRule
     multipv: int = 1                 # MultiPV
     #: Centipawns a draw costs the side to move at the root, in the search's tree (see
-    #: :class:`~chess_endgame.search.Searcher`); the tables' verdict at a tablebase root is not changed.
+    #: :class:`~chess_endgame.engine.search.Searcher`); the tables' verdict at a tablebase root is not changed.
     contempt: int = 0                # Contempt
     #: Search among the moves of the best tablebase class for a quicker mate / a better draw.
     faster_mate: bool = True

@@ -10,7 +10,7 @@ from __future__ import annotations
 import chess
 import numpy as np
 
-from .jit import njit
+from chess_endgame.engine.core.jit import njit
 
 U64 = np.uint64
 ZERO = U64(0)

@@ -35,8 +35,8 @@ from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from .batch import BackendError, Sink, WorkerFactory, WorkerLost
-from .tablebase import scan
+from chess_endgame.batch.protocol import BackendError, Sink, WorkerFactory, WorkerLost
+from chess_endgame.tablebase.paths import scan
 
 #: How to get Ray, in the one line ``--cluster`` prints without it.
 INSTALL = 'pip install -e ".[cluster]" (or: pip install "ray[client]")'

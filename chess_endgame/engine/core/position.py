@@ -22,8 +22,20 @@ import chess
 import chess.polyglot
 import numpy as np
 
-from .bits import BETWEEN, KING, KNIGHT, LINE, PAWN, SQUARE, U64, ZERO, bishop_attacks, lsb, rook_attacks
-from .jit import njit
+from chess_endgame.engine.core.bits import (
+    BETWEEN,
+    KING,
+    KNIGHT,
+    LINE,
+    PAWN,
+    SQUARE,
+    U64,
+    ZERO,
+    bishop_attacks,
+    lsb,
+    rook_attacks,
+)
+from chess_endgame.engine.core.jit import njit
 
 PAWN_T, KNIGHT_T, BISHOP_T, ROOK_T, QUEEN_T, KING_T = 1, 2, 3, 4, 5, 6
 #: ``state`` indices: side to move (1 = White), castling rights (1 = H1, 2 = A1, 4 = H8, 8 = A8),

@@ -40,16 +40,17 @@ from typing import TextIO
 import chess
 import numpy as np
 
-from .batch import Backend, LocalProcesses, run_batch
-from .engines import PlayerEngine, SearchLimits
-from .evaluation import Evaluator, Weights
-from .game import play_game
-from .match import tablebase_adjudicator
-from .player import Player, PlayerOptions
-from .sampling import random_position
-from .search import Limits
-from .tablebase import Prober
-from .tune import is_quiet
+from chess_endgame.batch.local import LocalProcesses
+from chess_endgame.batch.protocol import Backend
+from chess_endgame.batch.runner import run_batch
+from chess_endgame.board import RESULT_POINTS, epd_lines, is_quiet, random_position, read_epd, read_text
+from chess_endgame.engine.evaluation import Evaluator, Weights
+from chess_endgame.engine.player import Player, PlayerOptions
+from chess_endgame.engine.search import Limits
+from chess_endgame.play.engines import PlayerEngine, SearchLimits
+from chess_endgame.play.game import play_game
+from chess_endgame.play.starts import tablebase_adjudicator
+from chess_endgame.tablebase.prober import Prober
 
 #: Piece counts (kings included) of the self-play starts and of the positions labelled.
 MIN_PIECES = 6
@@ -64,7 +65,6 @@ BALANCE_NODES = 1000
 _PIECE_POOL = "QRRBBNN"
 _ORDER = {c: i for i, c in enumerate("KQRBNP")}
 #: Game results (White's view) and their points for White.
-RESULTS = {"1-0": 1.0, "1/2-1/2": 0.5, "0-1": 0.0}
 
 
 def random_material(rng: random.Random, min_pieces: int = MIN_PIECES, max_pieces: int = MAX_PIECES) -> str:
@@ -112,7 +112,7 @@ class GameLabels:
 
     @property
     def finished(self) -> bool:
-        return self.result in RESULTS
+        return self.result in RESULT_POINTS
 
 
 class SelfPlay:
@@ -176,7 +176,7 @@ class LabelSet:
     labels: list[float] = field(default_factory=list)
     games: list[int] = field(default_factory=list)
     #: Results (White's view) of the finished games, and how many were cut at the ply limit.
-    results: dict[str, int] = field(default_factory=lambda: dict.fromkeys(RESULTS, 0))
+    results: dict[str, int] = field(default_factory=lambda: dict.fromkeys(RESULT_POINTS, 0))
     unfinished: int = 0
 
     def __len__(self) -> int:
@@ -197,7 +197,7 @@ class LabelSet:
             return
         self.results[game.result] += 1
         for fen in game.positions:
-            self.add_position(chess.Board(fen), RESULTS[game.result], game.number)
+            self.add_position(chess.Board(fen), RESULT_POINTS[game.result], game.number)
 
     def white_score(self, i: int) -> float:
         return self.labels[i] if self.boards[i].turn == chess.WHITE else 1.0 - self.labels[i]
@@ -293,25 +293,15 @@ def read_labels(path: str) -> LabelSet:
     :raises ValueError: in one line naming the file (and line): not text, a
         line that is not an EPD position with a result, or no position at all.
     """
-    try:
-        with open(path, encoding="utf-8-sig") as f:
-            lines = f.read().splitlines()
-    except UnicodeDecodeError:
-        raise ValueError(f"cannot read {path}: not a text file of EPD lines") from None
-    except OSError as exc:
-        raise ValueError(f"cannot read {path}: {exc.strerror or exc}") from None
     labels = LabelSet()
     games: dict[int, str] = {}
-    for number, line in enumerate(lines, 1):
-        text = line.strip()
-        if not text or text.startswith("#"):
-            continue
+    for number, text in epd_lines(read_text(path, "EPD lines")):
         try:
-            board, ops = chess.Board.from_epd(text)
+            board, ops = read_epd(text)
         except ValueError as exc:
             raise ValueError(f"{path}:{number}: not an EPD position: {exc}") from None
         result = ops.get("c9")
-        if result not in RESULTS:
+        if result not in RESULT_POINTS:
             raise ValueError(f"{path}:{number}: no game result (c9 \"1-0\", \"0-1\" or \"1/2-1/2\") on the line")
         if not board.is_valid():
             raise ValueError(f"{path}:{number}: not a legal position: {text}")
@@ -321,7 +311,7 @@ def read_labels(path: str) -> LabelSet:
         elif not isinstance(game, int):
             raise ValueError(f"{path}:{number}: the game opcode must be a whole number, not {game!r}")
         games.setdefault(game, str(result))
-        labels.add_position(board, RESULTS[str(result)], game)
+        labels.add_position(board, RESULT_POINTS[str(result)], game)
     if not labels.boards:
         raise ValueError(f"{path}: no labelled positions (EPD lines with a c9 result) in the file")
     for result in games.values():

@@ -27,9 +27,9 @@ import chess
 import chess.pgn
 import numpy as np
 
-from .evaluation import FEATURES, WEIGHTS_FILE, feature_matrix, load_weights
-from .sampling import random_position
-from .tablebase import NotCoveredError, Prober
+from chess_endgame.board import RESULT_POINTS, is_quiet, random_position
+from chess_endgame.engine.evaluation import FEATURES, WEIGHTS_FILE, feature_matrix, load_weights
+from chess_endgame.tablebase.prober import NotCoveredError, Prober
 
 Progress = Callable[[int], None]
 
@@ -68,13 +68,6 @@ class Dataset:
                        [s for p in parts for s in p.source],
                        np.concatenate([p.weight if p.weight is not None else np.ones(len(p)) for p in parts])
                        if weighted else None)
-
-
-def is_quiet(board: chess.Board) -> bool:
-    """No check and no capture or promotion pending for the side to move: the static eval is fair."""
-    if board.is_check():
-        return False
-    return not any(board.is_capture(m) or m.promotion for m in board.legal_moves)
 
 
 def label(wdl: int, *, cursed_as_draws: bool = True) -> float:
@@ -153,9 +146,9 @@ def pgn_positions(path: str, per_game: int, seed: int, *, skip_plies: int = 16
                 break
             games += 1
             result = game.headers.get("Result", "*")
-            if result not in ("1-0", "0-1", "1/2-1/2"):
+            if result not in RESULT_POINTS:
                 continue
-            white_score = {"1-0": 1.0, "0-1": 0.0, "1/2-1/2": 0.5}[result]
+            white_score = RESULT_POINTS[result]
             board = game.board()
             candidates = []
             for ply, move in enumerate(game.mainline_moves()):

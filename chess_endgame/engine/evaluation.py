@@ -1,6 +1,6 @@
 """Linear evaluation ``h(s) = w0 + sum_i w_i * f_i(s)`` with endgame features.
 
-Features are defined once, compiled, in :mod:`chess_endgame.core.features`
+Features are defined once, compiled, in :mod:`chess_endgame.engine.core.features`
 (which the search core calls directly); this module is their Python face for
 python-chess boards. They are from White's view (White's term minus Black's);
 :meth:`Evaluator.evaluate` negates them for Black to move and adds the tempo
@@ -26,9 +26,9 @@ from typing import TextIO
 import chess
 import numpy as np
 
-from .core import features as _core
-from .core.features import FEATURES
-from .core.position import bitboards
+from chess_endgame.engine.core import features as _core
+from chess_endgame.engine.core.features import FEATURES
+from chess_endgame.engine.core.position import bitboards
 
 INDEX = {name: i for i, name in enumerate(FEATURES)}
 _N = len(FEATURES)
@@ -82,7 +82,7 @@ def load_weights(path: str = WEIGHTS_FILE) -> Weights:
 
 def save_weights(weights: Weights, out: str | TextIO = WEIGHTS_FILE, *, comment: str = "") -> None:
     """Write a weight file to the path (or open text file) ``out``."""
-    data = {"comment": comment or "Weights of the linear evaluation (chess_endgame/evaluation.py).",
+    data = {"comment": comment or "Weights of the linear evaluation (chess_endgame/engine/evaluation.py).",
             "source": weights.source,
             "weights": {n: round(float(v), 3) for n, v in zip(FEATURES, weights.vector, strict=True)}}
     if not isinstance(out, str):

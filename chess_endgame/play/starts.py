@@ -15,15 +15,13 @@ from typing import Protocol
 import chess
 import chess.engine
 
-from .chooser import Choice, choose, game_result
-from .engines import PlayerEngine, SearchLimits
-from .evaluation import Evaluator, Weights
-from .game import play_game
-from .player import Player, PlayerOptions
-from .sampling import random_position
-from .suite.items import read_epd
-from .tablebase import Prober
-from .tune import is_quiet
+from chess_endgame.board import RESULT_POINTS, epd_lines, is_quiet, random_position, read_epd, read_text
+from chess_endgame.chooser import Choice, choose, game_result
+from chess_endgame.engine.evaluation import Evaluator, Weights
+from chess_endgame.engine.player import Player, PlayerOptions
+from chess_endgame.play.engines import PlayerEngine, SearchLimits
+from chess_endgame.play.game import play_game
+from chess_endgame.tablebase.prober import Prober
 
 #: Balanced materials of 6 to 10 pieces: the evaluation decides how they are played.
 MATERIALS = ("KRPvKRP", "KRPPvKRP", "KBPPvKNPP", "KRPPvKRPP", "KQPPvKQPP", "KNPPPvKBPPP", "KRBPPvKRNPP",
@@ -140,18 +138,8 @@ def read_openings(path: str) -> list[chess.Board]:
     :raises ValueError: in one line naming the file and line, for an
         unreadable file, a line that is not a legal position, or no position.
     """
-    try:
-        with open(path, encoding="utf-8-sig") as f:
-            lines = f.read().splitlines()
-    except UnicodeDecodeError:
-        raise ValueError(f"cannot read {path}: not a text file of EPD or FEN lines") from None
-    except OSError as exc:
-        raise ValueError(f"cannot read {path}: {exc.strerror or exc}") from None
     boards = []
-    for number, line in enumerate(lines, 1):
-        text = line.strip()
-        if not text or text.startswith("#"):
-            continue
+    for number, text in epd_lines(read_text(path)):
         try:
             board, _ = read_epd(text)  # also a full FEN, its clocks kept
         except ValueError as exc:
@@ -198,7 +186,7 @@ def play_match(first: Weights, second: Weights, *, games: int, nodes: int, seed:
             white, black = (a, b) if first_plays_white else (b, a)
             record = play_game(start, white, black, max_plies=max_plies, adjudicator=adjudicator)
             result.record.append((start.fen(), first_plays_white, record.result))
-            points = {"1-0": 1.0, "0-1": 0.0}.get(record.result, 0.5)
+            points = RESULT_POINTS.get(record.result, 0.5)
             mine = points if first_plays_white else 1.0 - points
             if mine == 1.0:
                 result.wins += 1

@@ -33,10 +33,11 @@ class Skipped(Exception):
 
 def steps(syzygy_path: str | None = None) -> list[tuple[str, Callable[[], object]]]:
     """The warm-up's steps: (what, function)."""
-    from ..evaluation import features
-    from ..search import Limits, Searcher
-    from ..tablebase import Prober, resolve_path
-    from . import position
+    from chess_endgame.engine.core import position
+    from chess_endgame.engine.evaluation import features
+    from chess_endgame.engine.search import Limits, Searcher
+    from chess_endgame.tablebase.paths import resolve_path
+    from chess_endgame.tablebase.prober import Prober
 
     def perft() -> int:
         p = position.Position(chess.Board(MIDDLEGAME))
@@ -78,7 +79,7 @@ def warm(syzygy_path: str | None = None,
 
 def cache_directory() -> str | None:
     """Where numba keeps the core's compiled code (None: no cache, or numba missing or disabled)."""
-    from . import position
+    from chess_endgame.engine.core import position
 
     cache = getattr(position.perft, "_cache", None)
     return getattr(cache, "_cache_path", None)

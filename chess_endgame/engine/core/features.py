@@ -1,4 +1,4 @@
-"""The evaluation's features, compiled: the one definition behind :mod:`chess_endgame.evaluation`.
+"""The evaluation's features, compiled: the one definition behind :mod:`chess_endgame.engine.evaluation`.
 
 Every feature of :data:`FEATURES` is computed here from the search core's bitboards
 (``bb``, see :mod:`.position`), from White's view, with ``tempo`` = 1. :func:`features_into`
@@ -21,7 +21,7 @@ from __future__ import annotations
 import chess
 import numpy as np
 
-from .bits import (
+from chess_endgame.engine.core.bits import (
     DARK_SQUARES,
     FILES,
     KNIGHT,
@@ -37,8 +37,8 @@ from .bits import (
     popcount,
     rook_attacks,
 )
-from .jit import njit
-from .position import attacks_by
+from chess_endgame.engine.core.jit import njit
+from chess_endgame.engine.core.position import attacks_by
 
 FEATURES: tuple[str, ...] = (
     "tempo",               # w0: +1 for the side to move (the only term not from White's view)

@@ -35,7 +35,6 @@ import collections
 import concurrent.futures
 import json
 import os
-import sqlite3
 import statistics
 import threading
 import time
@@ -44,8 +43,10 @@ from dataclasses import dataclass, field
 
 import chess
 
-from . import __version__
-from .tablebase import NotCovered, NotCoveredError, ProbeResult, ProbeStats, Reason, TablebaseProber, user_directory
+from chess_endgame.tablebase.cache import DEFAULT_CACHE_ENTRIES, LRU, DiskCache
+from chess_endgame.tablebase.paths import user_directory
+from chess_endgame.tablebase.prober import NotCovered, NotCoveredError, ProbeResult, ProbeStats, Reason, TablebaseProber
+from chess_endgame.version import __version__
 
 #: Categories of the Lichess API and their sign (from the side to move of the position they describe).
 CATEGORY_SIGN: dict[str, int | None] = {
@@ -66,10 +67,9 @@ FAILURE_BACKOFF = 5.0
 CLOCK_SHARE = 0.1
 #: Answers larger than this (bytes) are refused as malformed; a real one is below 60 KB.
 MAX_ANSWER_BYTES = 1 << 20
-#: Rows kept in the disk cache (about 100 bytes each); the least recently used go first.
-DEFAULT_CACHE_ENTRIES = 100_000
-#: Positions kept in memory.
+#: Positions kept in memory, and positions the server could not answer (not asked again while kept).
 MEMORY_ENTRIES = 65536
+UNKNOWN_ENTRIES = 4096
 
 
 def user_cache_dir() -> str:
@@ -174,97 +174,6 @@ def _values(record: dict, what: str) -> tuple[int, int] | None:
     if sign and (dtz > 0) - (dtz < 0) != sign:
         raise _Malformed(f"category {category} and DTZ {dtz} of {what} disagree")
     return wdl_from_dtz(dtz), dtz
-
-
-class DiskCache:
-    """Answers kept across runs: (server, position) -> (WDL, DTZ) in a small SQLite file.
-
-    Bounded to ``max_entries`` rows (about 100 bytes each): the least recently used
-    go first. Any SQLite error (locked, read-only, full, corrupt) turns the cache
-    off with :attr:`problem` saying why; it never raises.
-    """
-
-    def __init__(self, path: str, max_entries: int = DEFAULT_CACHE_ENTRIES) -> None:
-        self.path = path
-        self.max_entries = max_entries
-        self.problem: str | None = None
-        self._lock = threading.Lock()
-        self._db: sqlite3.Connection | None = None
-        self._rows = 0
-        try:
-            os.makedirs(os.path.dirname(os.path.abspath(path)), exist_ok=True)
-            db = sqlite3.connect(path, timeout=2.0, check_same_thread=False, isolation_level=None)
-            db.execute("CREATE TABLE IF NOT EXISTS answers (server TEXT NOT NULL, position TEXT NOT NULL, "
-                       "wdl INTEGER NOT NULL, dtz INTEGER NOT NULL, used REAL NOT NULL, "
-                       "PRIMARY KEY (server, position)) WITHOUT ROWID")
-            db.execute("CREATE INDEX IF NOT EXISTS answers_used ON answers (used)")
-            self._rows = db.execute("SELECT COUNT(*) FROM answers").fetchone()[0]
-            self._db = db
-        except (sqlite3.Error, OSError) as exc:
-            self.problem = f"disk cache {path} off: {exc}"
-
-    def get(self, server: str, position: str) -> tuple[int, int] | None:
-        with self._lock:
-            if self._db is None:
-                return None
-            try:
-                row = self._db.execute("SELECT wdl, dtz FROM answers WHERE server = ? AND position = ?",
-                                       (server, position)).fetchone()
-                if row is not None:
-                    self._db.execute("UPDATE answers SET used = ? WHERE server = ? AND position = ?",
-                                     (time.time(), server, position))
-            except sqlite3.Error as exc:
-                self._off(exc)
-                return None
-        return (int(row[0]), int(row[1])) if row is not None else None
-
-    def put(self, server: str, answers: dict[str, tuple[int, int]]) -> None:
-        with self._lock:
-            if self._db is None:
-                return
-            now = time.time()
-            try:
-                self._db.execute("BEGIN")
-                self._db.executemany("INSERT OR REPLACE INTO answers VALUES (?, ?, ?, ?, ?)",
-                                     [(server, key, wdl, dtz, now) for key, (wdl, dtz) in answers.items()])
-                self._rows += len(answers)
-                if self._rows > self.max_entries:
-                    self._rows = self._db.execute("SELECT COUNT(*) FROM answers").fetchone()[0]
-                    excess = self._rows - self.max_entries * 9 // 10
-                    if excess > 0 and self._rows > self.max_entries:
-                        self._db.execute("DELETE FROM answers WHERE (server, position) IN (SELECT server, position "
-                                         "FROM answers ORDER BY used LIMIT ?)", (excess,))
-                        self._rows -= excess
-                self._db.execute("COMMIT")
-            except sqlite3.Error as exc:
-                self._off(exc)
-
-    def __len__(self) -> int:
-        with self._lock:
-            if self._db is None:
-                return 0
-            try:
-                return int(self._db.execute("SELECT COUNT(*) FROM answers").fetchone()[0])
-            except sqlite3.Error:
-                return 0
-
-    def _off(self, exc: Exception) -> None:
-        self.problem = f"disk cache {self.path} off: {exc}"
-        try:
-            assert self._db is not None
-            self._db.close()
-        except (sqlite3.Error, AssertionError):
-            pass
-        self._db = None
-
-    def close(self) -> None:
-        with self._lock:
-            if self._db is not None:
-                try:
-                    self._db.close()
-                except sqlite3.Error:
-                    pass
-                self._db = None
 
 
 @dataclass
@@ -374,8 +283,8 @@ class RemoteProber:
         self.stats = ProbeStats()
         self.remote_stats = RemoteStats()
         self.cache = DiskCache(cache_path, cache_entries) if cache_path else None
-        self._memory: collections.OrderedDict[str, tuple[int, int]] = collections.OrderedDict()
-        self._unknown: collections.OrderedDict[str, NotCovered] = collections.OrderedDict()
+        self._memory: LRU[str, tuple[int, int]] = LRU(MEMORY_ENTRIES)
+        self._unknown: LRU[str, NotCovered] = LRU(UNKNOWN_ENTRIES)
         self._request_lock = threading.Lock()
         self._next_request = 0.0          # monotonic: no request starts before
         self._backoff_until = 0.0         # monotonic: no request before (429, server away)
@@ -494,10 +403,7 @@ class RemoteProber:
         return self.cache.get(self.url, key) if self.cache is not None else None
 
     def _remember(self, answers: dict[str, tuple[int, int]]) -> None:
-        memory = self._memory
-        memory.update(answers)
-        while len(memory) > MEMORY_ENTRIES:
-            memory.popitem(last=False)
+        self._memory.update(answers)
 
     def _ask(self, board: chess.Board, key: str, timeout: float) -> dict[str, tuple[int, int]]:
         """One request under the rate limits; the answers are remembered. :raises NotCoveredError:"""
@@ -551,9 +457,7 @@ class RemoteProber:
                                                           f"{_error_text(body)})") if status == 400 else
                       NotCovered(Reason.REMOTE, f"the server does not cover the position (HTTP 404: "
                                                 f"{_error_text(body)})"))
-            self._unknown[key] = answer
-            while len(self._unknown) > 4096:
-                self._unknown.popitem(last=False)
+            self._unknown.put(key, answer)
             stats.failed += 1
             stats.last_problem = answer.message
             raise NotCoveredError(answer)
@@ -568,7 +472,7 @@ class RemoteProber:
         except _Malformed as exc:
             raise self._failed(f"malformed answer: {exc}") from None
         except NotCoveredError as exc:
-            self._unknown[key] = exc.answer
+            self._unknown.put(key, exc.answer)
             stats.failed += 1
             stats.last_problem = exc.answer.message
             raise

@@ -1,0 +1,198 @@
+"""Boards: from user input (FEN + moves) with clear errors, at random for a material, and simple tests of them.
+
+Every front end (CLI, UCI, suite runner) goes through :func:`parse_position`,
+so the same input is accepted or refused with the same words everywhere.
+:func:`random_position` gives seeded random legal positions of a material such
+as ``"KRPvKR"`` (White's pieces, ``v``, Black's; one king each, as Syzygy table
+names): for table checks (``tablebases verify --deep``), benchmarks, property
+tests and the tuner.
+"""
+
+from __future__ import annotations
+
+import random
+import re
+from collections.abc import Iterable, Iterator
+
+import chess
+
+_STATUS_TEXT = {
+    chess.STATUS_NO_WHITE_KING: "White has no king",
+    chess.STATUS_NO_BLACK_KING: "Black has no king",
+    chess.STATUS_TOO_MANY_KINGS: "too many kings",
+    chess.STATUS_TOO_MANY_WHITE_PAWNS: "White has more than 8 pawns",
+    chess.STATUS_TOO_MANY_BLACK_PAWNS: "Black has more than 8 pawns",
+    chess.STATUS_PAWNS_ON_BACKRANK: "pawns on the first or last rank",
+    chess.STATUS_TOO_MANY_WHITE_PIECES: "White has more than 16 pieces",
+    chess.STATUS_TOO_MANY_BLACK_PIECES: "Black has more than 16 pieces",
+    chess.STATUS_INVALID_EP_SQUARE: "the en passant square is impossible",
+    chess.STATUS_OPPOSITE_CHECK: "the side not to move is in check",
+    chess.STATUS_EMPTY: "the board is empty",
+    chess.STATUS_TOO_MANY_CHECKERS: "more than two pieces give check",
+}
+
+#: Irregularities that are normalised rather than refused: castling rights
+#: without the king or rook in place are dropped (python-chess prints them
+#: cleaned too), and checks that could not arise in a game are still playable.
+_TOLERATED = chess.STATUS_BAD_CASTLING_RIGHTS | chess.STATUS_IMPOSSIBLE_CHECK
+
+
+class PositionError(ValueError):
+    """Input that does not describe a legal position; the message says what is wrong."""
+
+
+def parse_fen(fen: str) -> chess.Board:
+    """A legal board from a FEN (the clocks may be omitted); :exc:`PositionError` otherwise."""
+    text = " ".join(fen.split())
+    if not text:
+        raise PositionError("empty FEN")
+    try:
+        board = chess.Board(text)
+    except ValueError as exc:
+        raise PositionError(f"invalid FEN {text!r}: {exc}") from None
+    status = board.status() & ~_TOLERATED
+    if status:
+        reasons = [words for flag, words in _STATUS_TEXT.items() if status & flag]
+        raise PositionError(f"illegal position {text!r}: {', '.join(reasons) or status!r}")
+    return board
+
+
+def apply_moves(board: chess.Board, moves: Iterable[str]) -> chess.Board:
+    """Play UCI moves on ``board`` (in place; returned for chaining); :exc:`PositionError` naming a bad one."""
+    for ply, text in enumerate(moves, 1):
+        try:
+            move = chess.Move.from_uci(text)
+        except ValueError:
+            raise PositionError(f"move {ply} {text!r} is not a UCI move (like e2e4 or e7e8q)") from None
+        if not board.is_legal(move):
+            raise PositionError(f"move {ply} {text!r} is illegal in {board.fen()}")
+        board.push(move)
+    return board
+
+
+def parse_position(fen: str, moves: Iterable[str] = ()) -> chess.Board:
+    """The board after ``moves`` (UCI) from ``fen``: game history kept for repetitions."""
+    return apply_moves(parse_fen(fen), moves)
+
+
+def is_quiet(board: chess.Board) -> bool:
+    """No check and no capture or promotion pending for the side to move: the static eval is fair."""
+    if board.is_check():
+        return False
+    return not any(board.is_capture(m) or m.promotion for m in board.legal_moves)
+
+
+_PIECE_TYPES = {"K": chess.KING, "Q": chess.QUEEN, "R": chess.ROOK, "B": chess.BISHOP,
+                "N": chess.KNIGHT, "P": chess.PAWN}
+_PAWN_SQUARES = [sq for sq in chess.SQUARES if 1 <= chess.square_rank(sq) <= 6]
+
+
+def parse_material(material: str) -> tuple[list[chess.PieceType], list[chess.PieceType]]:
+    """Piece types of White and Black in ``"KRPvKR"``; :exc:`ValueError` if malformed."""
+    try:
+        white, black = material.upper().split("V")
+    except ValueError:
+        raise ValueError(f"material {material!r} is not of the form KRPvKR") from None
+    if white.count("K") != 1 or black.count("K") != 1 or any(c not in _PIECE_TYPES for c in white + black):
+        raise ValueError(f"material {material!r} needs one K per side and only KQRBNP letters")
+    return [_PIECE_TYPES[c] for c in white], [_PIECE_TYPES[c] for c in black]
+
+
+def random_position(material: str, rng: random.Random, *, turn: chess.Color | None = None,
+                    max_tries: int = 10000) -> chess.Board:
+    """A random legal position (valid, no castling, no en passant) of ``material``.
+
+    Pieces are placed uniformly on free squares (pawns on ranks 2-7); positions
+    where the side not to move is in check are redrawn. ``turn`` fixes the side
+    to move, else it is random too.
+    """
+    white, black = parse_material(material)
+    for _ in range(max_tries):
+        board = chess.Board(None)
+        board.turn = rng.choice(chess.COLORS) if turn is None else turn
+        ok = True
+        for color, types in ((chess.WHITE, white), (chess.BLACK, black)):
+            for piece_type in types:
+                pool = _PAWN_SQUARES if piece_type == chess.PAWN else chess.SQUARES
+                free = [sq for sq in pool if not board.piece_at(sq)]
+                if not free:
+                    ok = False
+                    break
+                board.set_piece_at(rng.choice(free), chess.Piece(piece_type, color))
+        if ok and board.is_valid():
+            return board
+    raise ValueError(f"could not place a legal position of {material} in {max_tries} tries")
+
+
+#: A full FEN (with the halfmove clock and move number) where EPD has only four fields, then the
+#: operations: ``8/8/... w - - 0 1 bm Kd4;``, as many suites are written.
+_FEN_COUNTERS = re.compile(r"^\s*(\S+\s+\S+\s+\S+\s+\S+)\s+(\d+)\s+(\d+)(?=\s|;|$)(.*)$")
+
+
+def read_epd(line: str) -> tuple[chess.Board, dict]:
+    """The board and operations of an EPD line, also when it holds a full FEN with its move counters.
+
+    The counters of a full FEN set the clocks (``hmvc``/``fmvn`` operations win
+    when both are given). :exc:`ValueError` (python-chess's words) for a line that is neither.
+    """
+    match = _FEN_COUNTERS.match(line)
+    if match is None:
+        return chess.Board.from_epd(line)
+    position, halfmove, fullmove, operations = match.groups()
+    board, ops = chess.Board.from_epd(f"{position} {operations.strip() if operations.strip(' ;') else ''}")
+    if "hmvc" not in ops:
+        board.halfmove_clock = int(halfmove)
+    if "fmvn" not in ops:
+        board.fullmove_number = max(1, int(fullmove))
+    return board, ops
+
+
+def read_text(path: str, what: str = "EPD or FEN lines") -> str:
+    """The text of a file a user named (a byte-order mark is not part of line 1).
+
+    :raises ValueError: in one line naming the file: it cannot be read, or it is not text.
+    """
+    try:
+        with open(path, encoding="utf-8-sig") as f:
+            return f.read()
+    except UnicodeDecodeError:
+        raise ValueError(f"cannot read {path}: not a text file of {what}") from None
+    except OSError as exc:
+        raise ValueError(f"cannot read {path}: {exc.strerror or exc}") from None
+
+
+def epd_lines(text: str) -> Iterator[tuple[int, str]]:
+    """(line number, line) of every line of an EPD or FEN file's text but blank lines and ``#`` comments."""
+    for number, line in enumerate(text.splitlines(), 1):
+        stripped = line.strip()
+        if stripped and not stripped.startswith("#"):
+            yield number, stripped
+
+
+#: Points of a game result for White (python-chess's result strings).
+RESULT_POINTS = {"1-0": 1.0, "1/2-1/2": 0.5, "0-1": 0.0}
+
+
+#: How a game ended, in the words of every report.
+TERMINATIONS = {
+    chess.Termination.CHECKMATE: "checkmate", chess.Termination.STALEMATE: "stalemate",
+    chess.Termination.INSUFFICIENT_MATERIAL: "insufficient material",
+    chess.Termination.FIFTY_MOVES: "50-move rule", chess.Termination.THREEFOLD_REPETITION: "threefold repetition",
+    chess.Termination.SEVENTYFIVE_MOVES: "75-move rule", chess.Termination.FIVEFOLD_REPETITION: "fivefold repetition",
+}
+
+
+def outcome(board: chess.Board) -> chess.Outcome | None:
+    """:meth:`chess.Board.outcome`, with the 50-move rule and threefold repetition claimed the moment they hold.
+
+    That is a halfmove clock of 100 and the third occurrence of the position, and
+    not a move early, as ``claim_draw=True`` would (where a move *could* reach
+    them): a side at halfmove clock 99 that can still zero wins. Checkmate comes
+    first, as in the rules.
+    """
+    over = board.outcome()
+    if over is None and board.halfmove_clock >= 100:
+        return chess.Outcome(chess.Termination.FIFTY_MOVES, None)
+    if over is None and board.is_repetition(3):
+        return chess.Outcome(chess.Termination.THREEFOLD_REPETITION, None)
+    return over
