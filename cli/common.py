@@ -21,9 +21,10 @@ from chess_endgame.batch.protocol import Backend, BackendError
 from chess_endgame.batch.runner import choose_backend
 from chess_endgame.board import PositionError, parse_position
 from chess_endgame.engine.player import DEFAULT_MOVETIME_MS, Player, PlayerOptions
+from chess_endgame.tablebase.lichess import check_url
 from chess_endgame.tablebase.paths import HOW_TO_GET_TABLES, resolve_path, split_path
 from chess_endgame.tablebase.prober import Prober
-from chess_endgame.tablebase.remote import RemoteProber, check_url, default_cache_path
+from chess_endgame.tablebase.remote import RemoteProber, default_cache_path
 
 F = TypeVar("F", bound=Callable[..., Any])
 

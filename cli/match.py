@@ -10,9 +10,10 @@ import click
 from click.core import ParameterSource
 from tqdm import tqdm
 
-from chess_endgame.play import match as engine_match
+from chess_endgame.play.contestant import open_judge
 from chess_endgame.play.engines import EngineError, SearchLimits
-from chess_endgame.play.match import SELF, EngineConfig, GameResult, MatchOutcome, MatchSpec, TimeControl
+from chess_endgame.play.match import GameResult, MatchOutcome, close_engines, open_engines, run_match
+from chess_endgame.play.spec import DEFAULT_MAX_PLIES, SELF, EngineConfig, MatchSpec, TimeControl
 from chess_endgame.play.starts import BALANCE_NODES, BALANCED_CP, NoBalancedStarts, balanced_starts, read_openings
 from chess_endgame.text import plural
 
@@ -138,7 +139,7 @@ def _json(outcome: MatchOutcome, starts: str, balance: dict | None, jobs: int, g
                                     f"scores within +/-{BALANCED_CP} cp and not 0.00 (a dead draw).")
 @click.option("--jobs", default=1, show_default=True, type=click.IntRange(1, 64), metavar="GAMES",
               help="Games played at once, each by its own pair of engine processes (at most one per core).")
-@click.option("--max-plies", default=engine_match.DEFAULT_MAX_PLIES, show_default=True,
+@click.option("--max-plies", default=DEFAULT_MAX_PLIES, show_default=True,
               type=click.IntRange(1, 5000), metavar="PLIES", help="Adjudicate a game a draw after this many plies.")
 @click.option("--tb-adjudication/--no-tb-adjudication", default=True, show_default=True,
               help="End a game with the tables' verdict as soon as they cover its position.")
@@ -192,7 +193,7 @@ def match(engines: tuple[str, ...], option1: tuple[str, ...], option2: tuple[str
     spec = MatchSpec(configs, (), games, clock, SearchLimits(movetime, depth, nodes), tables, tb_adjudication,
                      engine_tables, max_plies, time_margin / 1000)
     try:
-        pairs = engine_match.open_engines(spec, jobs)  # an engine that cannot start fails before the starts
+        pairs = open_engines(spec, jobs)  # an engine that cannot start fails before the starts
     except EngineError as exc:
         fail(str(exc))
     try:
@@ -204,7 +205,7 @@ def match(engines: tuple[str, ...], option1: tuple[str, ...], option2: tuple[str
             judge = None
             if judge_config is not None:
                 try:
-                    judge = engine_match.open_judge(judge_config, spec, balance_nodes)
+                    judge = open_judge(judge_config, spec, balance_nodes)
                 except EngineError as exc:
                     fail(f"--balance-engine: {exc}")
             try:
@@ -226,7 +227,7 @@ def match(engines: tuple[str, ...], option1: tuple[str, ...], option2: tuple[str
         starts_text += ", each played with both colours"
         spec = dataclasses.replace(spec, starts=tuple(b.fen() for b in boards))
     except BaseException:
-        engine_match.close_engines(pairs)
+        close_engines(pairs)
         raise
     _run(spec, pairs, starts_text, balance, jobs, pgn_path, as_json, err)
 
@@ -250,10 +251,10 @@ def _run(spec: MatchSpec, pairs: list, starts_text: str, balance: dict | None, j
     time_control = str(spec.tc) if spec.tc is not None else "-"
     if pgn_path:
         with open_output(pgn_path) as pgn:
-            outcome = engine_match.run_match(spec, jobs=len(pairs), pairs=pairs,
+            outcome = run_match(spec, jobs=len(pairs), pairs=pairs,
                                              on_game=lambda game: progress(game, pgn))
     else:
-        outcome = engine_match.run_match(spec, jobs=len(pairs), pairs=pairs, on_game=progress)
+        outcome = run_match(spec, jobs=len(pairs), pairs=pairs, on_game=progress)
     bar.close()
     if as_json:
         echo_json(_json(outcome, starts_text, balance, jobs, spec.games))

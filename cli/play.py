@@ -7,7 +7,7 @@ import sys
 import chess
 import click
 
-from chess_endgame.engine.search import Limits
+from chess_endgame.engine.result import Limits
 from chess_endgame.play.engines import EngineError, ExternalEngine, PlayerEngine, SearchLimits
 from chess_endgame.play.game import GameRecord, PlayedMove, TablebaseAgent, play_game
 from chess_endgame.tablebase.prober import category

@@ -20,7 +20,7 @@ import chess
 from chess_endgame.board import random_position
 from chess_endgame.chooser import Choice, choose
 from chess_endgame.engine.player import Player, PlayerOptions
-from chess_endgame.engine.search import Limits
+from chess_endgame.engine.result import Limits
 from chess_endgame.play.game import AgentMove, play_game
 from chess_endgame.tablebase.prober import open_prober
 

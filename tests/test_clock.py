@@ -12,7 +12,8 @@ import pytest
 from chess_endgame.board import random_position
 from chess_endgame.chooser import Choice, choose
 from chess_endgame.engine.player import Player
-from chess_endgame.engine.search import EXACT, MATE, MATE_BOUND, TB_BOUND, TB_WIN, Limits, Searcher
+from chess_endgame.engine.result import Limits
+from chess_endgame.engine.search import EXACT, MATE, MATE_BOUND, TB_BOUND, TB_WIN, Searcher
 from chess_endgame.engine.timeman import budget
 from chess_endgame.tablebase.prober import Prober
 

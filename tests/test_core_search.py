@@ -9,7 +9,8 @@ import sys
 
 import chess
 
-from chess_endgame.engine.search import Limits, Searcher
+from chess_endgame.engine.result import Limits
+from chess_endgame.engine.search import Searcher
 
 #: Small searches that still go through every part of the tree: null move and its verification,
 #: pruning, extensions, quiescence with checks, repetitions, the 50-move rule and mates.

@@ -21,9 +21,11 @@ from chess.engine import Cp, Mate
 from click.testing import CliRunner
 
 from chess_endgame.play import elo
+from chess_endgame.play.contestant import open_judge
 from chess_endgame.play.engines import EngineError, ExternalEngine, SearchLimits
 from chess_endgame.play.game import Clock
-from chess_endgame.play.match import EngineConfig, MatchSpec, TimeControl, open_judge, run_match
+from chess_endgame.play.match import run_match
+from chess_endgame.play.spec import EngineConfig, MatchSpec, TimeControl
 from chess_endgame.play.starts import NoBalancedStarts, balanced_starts, default_judge, is_balanced, starting_positions
 from chess_endgame.tablebase.paths import resolve_path
 from chess_endgame_cli.main import cli

@@ -11,7 +11,7 @@ from click.testing import CliRunner
 
 from chess_endgame.chooser import MoveClass
 from chess_endgame.engine.player import Player, PlayerOptions
-from chess_endgame.engine.search import Limits
+from chess_endgame.engine.result import Limits
 from chess_endgame.tablebase.prober import Prober
 from chess_endgame_cli.main import cli
 

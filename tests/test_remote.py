@@ -25,11 +25,12 @@ import pytest
 from chess_endgame.board import random_position
 from chess_endgame.chooser import Choice, choose
 from chess_endgame.engine.player import Player
-from chess_endgame.engine.search import Limits
+from chess_endgame.engine.result import Limits
 from chess_endgame.serve import api
 from chess_endgame.tablebase.cache import DiskCache
+from chess_endgame.tablebase.lichess import check_url, parse_answer, position_key, wdl_from_dtz
 from chess_endgame.tablebase.prober import NotCovered, NotCoveredError, Prober, Reason
-from chess_endgame.tablebase.remote import RemoteProber, RootProber, check_url, parse_answer, position_key, wdl_from_dtz
+from chess_endgame.tablebase.remote import RemoteProber, RootProber
 from chess_endgame.uci import UciEngine
 
 from .conftest import require_tables

@@ -13,7 +13,9 @@ import pytest
 
 from chess_endgame.board import random_position
 from chess_endgame.engine.player import Player, PlayerOptions
-from chess_endgame.engine.search import TB_BOUND, Limits, Searcher, TranspositionTable
+from chess_endgame.engine.result import Limits
+from chess_endgame.engine.search import TB_BOUND, Searcher
+from chess_endgame.engine.tt import TranspositionTable
 from chess_endgame.play.engines import PlayerEngine, SearchLimits
 from chess_endgame.play.game import play_game
 from chess_endgame.tablebase.prober import Prober
@@ -93,7 +95,7 @@ def test_a_capture_into_a_pure_pawn_ending_is_extended() -> None:
     from chess_endgame.engine.core import tree as core
     from chess_endgame.engine.core.position import make, unmake
     from chess_endgame.engine.core.tree import PAWN_ENDING_EXTENSION
-    from chess_endgame.engine.search import encode
+    from chess_endgame.engine.result import encode
 
     searcher = Searcher()
     searcher.search(chess.Board("6k1/5ppp/8/8/4n3/3P4/5PPP/6K1 w - - 0 1"), Limits(depth=1))
@@ -115,7 +117,7 @@ def test_a_capture_into_a_pure_pawn_ending_is_extended() -> None:
 def test_only_a_check_that_does_not_lose_material_is_extended(fen: str, extension: int) -> None:
     from chess_endgame.engine.core import tree as core
     from chess_endgame.engine.core.position import make, unmake
-    from chess_endgame.engine.search import encode
+    from chess_endgame.engine.result import encode
 
     searcher = Searcher()
     searcher.search(chess.Board(fen), Limits(depth=1))

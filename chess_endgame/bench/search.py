@@ -13,7 +13,8 @@ from dataclasses import dataclass
 
 import chess
 
-from chess_endgame.engine.search import Info, Limits, Searcher
+from chess_endgame.engine.result import Info, Limits
+from chess_endgame.engine.search import Searcher
 
 #: (name, FEN, default depth)
 POSITIONS: tuple[tuple[str, str, int], ...] = (

@@ -19,8 +19,10 @@ import chess
 
 from chess_endgame.chooser import Choice, MoveClass, RankedMove, choose, has_repeated, rank_move
 from chess_endgame.engine.evaluation import Evaluator
-from chess_endgame.engine.search import Info, Limits, Score, Searcher, SearchResult, TranspositionTable, load_compiled
+from chess_endgame.engine.result import Info, Limits, Score, SearchResult
+from chess_endgame.engine.search import Searcher, load_compiled
 from chess_endgame.engine.timeman import ranking_deadline
+from chess_endgame.engine.tt import TranspositionTable
 from chess_endgame.tablebase.prober import NotCovered, NotCoveredError, Prober
 from chess_endgame.tablebase.remote import RemoteProber, RootProber
 

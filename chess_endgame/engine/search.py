@@ -21,11 +21,9 @@ and, every quarter millisecond or so, to ask whether to stop.
 from __future__ import annotations
 
 import contextlib
-import signal
 import threading
 import time
-from collections.abc import Callable, Iterator
-from dataclasses import dataclass, field
+from collections.abc import Callable
 
 import chess
 import chess.engine
@@ -48,13 +46,14 @@ from chess_endgame.engine.core.tree import (
     to_tt,
 )
 from chess_endgame.engine.evaluation import Evaluator
+from chess_endgame.engine.interrupt import sigint_deferred
+from chess_endgame.engine.result import Info, Limits, Score, SearchResult, decode, encode
+from chess_endgame.engine.tt import TranspositionTable
 from chess_endgame.tablebase.prober import NotCoveredError, Prober
 
-__all__ = ["EXACT", "INF", "LOWER", "MATE", "MATE_BOUND", "MAX_PLY", "TB_BOUND", "TB_WIN", "UPPER", "Info",
-           "Limits", "Score", "SearchResult", "Searcher", "TranspositionTable", "decode", "encode", "from_tt",
-           "load_compiled", "to_tt"]
+__all__ = ["EXACT", "INF", "LOWER", "MATE", "MATE_BOUND", "MAX_PLY", "TB_BOUND", "TB_WIN", "UPPER", "Searcher",
+           "from_tt", "load_compiled", "to_tt"]
 
-_MOVES: dict[int, chess.Move] = {}
 
 #: A small endgame whose depth-1 search loads every compiled function of the tree (:func:`load_compiled`).
 _LOAD_FEN = "8/5k2/8/3p4/3P4/2K5/8/4R3 w - - 0 1"
@@ -80,165 +79,8 @@ def load_compiled() -> None:
         Searcher(hash_mb=1).search(chess.Board(_LOAD_FEN), Limits(depth=1))
 
 
-def encode(move: chess.Move) -> int:
-    """The int code of a move: ``from | to << 6 | promotion << 12``."""
-    return move.from_square | move.to_square << 6 | (move.promotion or 0) << 12
-
-
-def decode(code: int) -> chess.Move:
-    """The (shared, cached) :class:`chess.Move` of a code."""
-    code = int(code)
-    move = _MOVES.get(code)
-    if move is None:
-        move = _MOVES[code] = chess.Move(code & 63, code >> 6 & 63, (code >> 12) or None)
-    return move
-
-
 class _Stop(Exception):
     """Raised inside the tree when a limit is reached."""
-
-
-@dataclass
-class Limits:
-    """When to stop. Any combination; none at all means: until :attr:`stop` is set.
-
-    ``movetime`` is in milliseconds; ``deadline``, ``soft_deadline`` and
-    ``clock_deadline`` are ``time.monotonic()`` instants: the search starts no new
-    iteration after the soft deadline and stops at the hard one or after
-    ``movetime``, but only once depth 1 (with its quiescence search) is complete,
-    so that the move played was searched. ``clock_deadline`` is when the game
-    clock itself would run out: nothing runs past it, not even depth 1, and a
-    tablebase root's ranking stops there too. ``nodes`` and ``stop`` are exact.
-    Fields may change while a search runs (UCI ``ponderhit``); ``stop`` is
-    thread-safe.
-    """
-
-    depth: int | None = None
-    nodes: int | None = None
-    movetime: int | None = None
-    deadline: float | None = None
-    soft_deadline: float | None = None
-    clock_deadline: float | None = None
-    mate: int | None = None
-    searchmoves: list[chess.Move] | None = None
-    infinite: bool = False
-    stop: threading.Event = field(default_factory=threading.Event)
-
-
-@dataclass(frozen=True)
-class Score:
-    """A score as UCI reports it: ``cp`` centipawns, or ``mate`` in moves (negative: getting mated)."""
-
-    cp: int | None = None
-    mate: int | None = None
-
-    @classmethod
-    def from_value(cls, value: int) -> Score:
-        if value >= MATE_BOUND:
-            return cls(mate=(MATE - value + 1) // 2)
-        if value <= -MATE_BOUND:
-            return cls(mate=-((MATE + value) // 2))
-        return cls(cp=value)
-
-    def uci(self) -> str:
-        return f"mate {self.mate}" if self.mate is not None else f"cp {self.cp}"
-
-    def relative(self) -> chess.engine.Score:
-        """The same score as python-chess's ``Cp`` or ``Mate`` (from the side to move, as this one)."""
-        return chess.engine.Mate(self.mate) if self.mate is not None else chess.engine.Cp(self.cp or 0)
-
-    def __str__(self) -> str:
-        return self.uci()
-
-
-@dataclass
-class Info:
-    """Progress after an iteration (one MultiPV line of it), or a front end's final word.
-
-    ``score`` is None when no search produced one; ``wdl`` is an exact win/draw/loss
-    in permille when it is known (a tablebase verdict), else front ends estimate it.
-    """
-
-    depth: int
-    seldepth: int
-    score: Score | None
-    nodes: int
-    nps: int
-    tbhits: int
-    hashfull: int
-    time_ms: int
-    pv: list[chess.Move]
-    multipv: int = 1
-    bound: str | None = None  # "lowerbound" / "upperbound" after an aspiration fail
-    wdl: tuple[int, int, int] | None = None
-
-
-@dataclass
-class SearchResult:
-    """The search's answer. ``score`` is None when no search reached a score (a limit came
-    before the first root move was searched); ``bound`` is "lowerbound" when the score is that
-    of a move an unfinished iteration proved best so far."""
-
-    best_move: chess.Move | None
-    ponder_move: chess.Move | None
-    score: Score | None
-    pv: list[chess.Move]
-    depth: int
-    seldepth: int
-    nodes: int
-    tbhits: int
-    time_ms: int
-    #: Every MultiPV line of the last completed iteration: (score, pv).
-    lines: list[tuple[Score, list[chess.Move]]] = field(default_factory=list)
-    bound: str | None = None
-
-
-class TranspositionTable:
-    """Slots derived from a size in MB; depth-preferred replacement with ageing.
-
-    Two numpy arrays the compiled search reads and writes: ``keys`` (the 64-bit Zobrist key of
-    each slot) and ``data`` (depth, bound, score, move code, age; age -1 marks an empty slot).
-    """
-
-    #: Bytes per slot: an 8-byte key and five 4-byte fields.
-    ENTRY_BYTES = 28
-
-    def __init__(self, size_mb: int = 16) -> None:
-        self.resize(size_mb)
-
-    @classmethod
-    def slots_for(cls, size_mb: int) -> int:
-        """Slots of a table of ``size_mb`` MB (a power of two, at least 1024)."""
-        slots = max(1024, size_mb * (1 << 20) // cls.ENTRY_BYTES)
-        return 1 << (slots.bit_length() - 1)
-
-    def resize(self, size_mb: int) -> None:
-        self.size = self.slots_for(size_mb)
-        self.keys = np.zeros(self.size, dtype=np.uint64)
-        self.data = np.zeros((self.size, 5), dtype=np.int32)
-        self.clear()
-
-    def clear(self) -> None:
-        self.keys[:] = 0
-        self.data[:] = 0
-        self.data[:, 4] = -1
-        self.age = 0
-
-    def new_search(self) -> None:
-        self.age = (self.age + 1) & 255
-
-    def get(self, key: int) -> tuple[int, int, int, int] | None:
-        """(depth, bound, score, move) stored for ``key``, or None."""
-        index = key & (self.size - 1)
-        if self.data[index, 4] < 0 or int(self.keys[index]) != key:
-            return None
-        depth, bound, score, move, _ = (int(v) for v in self.data[index])
-        return depth, bound, score, move
-
-    def hashfull(self) -> int:
-        """Permille of the first 1000 slots used by the current search (UCI ``hashfull``)."""
-        sample = self.data[:1000, 4]
-        return int(np.count_nonzero(sample == self.age)) * 1000 // len(sample)
 
 
 class Searcher:
@@ -500,26 +342,17 @@ class Searcher:
             raise _Stop
         return int(value)
 
-    @contextlib.contextmanager
-    def _ctrl_c_as_stop(self) -> Iterator[None]:
+    def _ctrl_c_as_stop(self) -> contextlib.AbstractContextManager[bool]:
         """In the main thread, Ctrl-C (SIGINT with Python's default handler) during the search stops it
         and raises KeyboardInterrupt once the compiled call has returned (between two calls, the next
         call stops at its first check and raises it, or the search does before it returns).
         Python's handler itself would raise inside a callback, where ctypes reports the exception and
         drops it."""
-        if threading.current_thread() is not threading.main_thread() or \
-                signal.getsignal(signal.SIGINT) is not signal.default_int_handler:
-            yield
-            return
 
-        def handler(signum: int, frame: object) -> None:
+        def on_signal() -> None:
             self._raised = self._raised or KeyboardInterrupt()
 
-        signal.signal(signal.SIGINT, handler)
-        try:
-            yield
-        finally:
-            signal.signal(signal.SIGINT, signal.default_int_handler)
+        return sigint_deferred(on_signal)
 
     def _aspiration(self, depth: int, previous: int | None, moves: list[int],
                     on_info: Callable[[Info], None] | None, multipv: int) -> tuple[int, list[int]]:

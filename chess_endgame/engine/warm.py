@@ -35,7 +35,8 @@ def steps(syzygy_path: str | None = None) -> list[tuple[str, Callable[[], object
     """The warm-up's steps: (what, function)."""
     from chess_endgame.engine.core import position
     from chess_endgame.engine.evaluation import features
-    from chess_endgame.engine.search import Limits, Searcher
+    from chess_endgame.engine.result import Limits
+    from chess_endgame.engine.search import Searcher
     from chess_endgame.tablebase.paths import resolve_path
     from chess_endgame.tablebase.prober import Prober
 

@@ -18,7 +18,7 @@ import chess
 import chess.engine
 
 from chess_endgame.engine.player import DEFAULT_MOVETIME_MS, Decision, Player
-from chess_endgame.engine.search import Limits
+from chess_endgame.engine.result import Limits
 from chess_endgame.play.game import AgentMove
 
 #: Seconds a UCI engine has to answer ``uci`` with ``uciok``. A program that exits fails at once;

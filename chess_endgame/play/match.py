@@ -21,16 +21,10 @@ the match and keeps the games that finished.
 
 from __future__ import annotations
 
-import asyncio
-import concurrent.futures
 import contextlib
 import itertools
 import math
 import queue
-import re
-import shlex
-import signal
-import sys
 import threading
 import time
 from collections import Counter
@@ -41,233 +35,17 @@ import chess
 import chess.engine
 
 from chess_endgame.board import RESULT_POINTS
+from chess_endgame.engine.interrupt import sigint_deferred
 from chess_endgame.play import elo
-from chess_endgame.play.engines import EngineError, ExternalEngine, SearchLimits
-from chess_endgame.play.game import AgentMove, Clock, GameRecord, play_game
+from chess_endgame.play.contestant import MatchEngine, SideStats
+from chess_endgame.play.engines import EngineError
+from chess_endgame.play.game import GameRecord, play_game
+from chess_endgame.play.spec import MatchSpec
 from chess_endgame.play.starts import tablebase_adjudicator
 from chess_endgame.tablebase.prober import Prober
 
-#: The engine name that means this project's own UCI engine, run by this Python.
-SELF = "self"
-#: Seconds past the end of its clock (and the margin) after which a side that has not answered is stopped.
-HUNG_GRACE = 1.0
 #: Restarts of one engine (a crash, a hang) after which the match stops.
 MAX_RESTARTS = 10
-#: Plies after which a game is adjudicated a draw.
-DEFAULT_MAX_PLIES = 500
-
-_ILLEGAL_UCI = re.compile(r"illegal uci: '([^']*)'")
-
-
-def self_command() -> str:
-    """The command line of this project's UCI engine, for the Python running now."""
-    return shlex.join([sys.executable, "-m", "chess_endgame", "uci"])
-
-
-@dataclass(frozen=True)
-class TimeControl:
-    """``[MOVES/]SECONDS[+INCREMENT]``: 10+0.1 (sudden death, 0.1 s a move), 40/60 (60 s every 40 moves)."""
-
-    base: float
-    increment: float = 0.0
-    moves: int | None = None
-
-    @classmethod
-    def parse(cls, text: str) -> TimeControl:
-        number = r"(\d+(?:\.\d*)?|\.\d+)"
-        found = re.fullmatch(rf"(?:(\d+)/)?{number}(?:\+{number})?", text.strip())
-        if not found:
-            raise ValueError(f"time control {text!r} is not of the form [MOVES/]SECONDS[+INCREMENT] "
-                             "(e.g. 10+0.1 or 40/60)")
-        moves, base, increment = found.groups()
-        tc = cls(float(base), float(increment or 0), int(moves) if moves else None)
-        if tc.base <= 0 or tc.moves == 0:
-            raise ValueError(f"time control {text!r} gives no time: the seconds and moves must be above 0")
-        return tc
-
-    def __str__(self) -> str:
-        """The PGN TimeControl tag: ``SECONDS+INCREMENT`` or ``MOVES/SECONDS``."""
-        text = f"{self.moves}/{self.base:g}" if self.moves else f"{self.base:g}"
-        return f"{text}+{self.increment:g}" if self.increment else text
-
-    def clock(self, margin: float = 0.0) -> Clock:
-        return Clock(self.base, self.increment, self.moves, margin)
-
-
-@dataclass(frozen=True)
-class EngineConfig:
-    """A UCI command line (or :data:`SELF`), its options, and a name for the report (default: its ``id name``)."""
-
-    command: str
-    options: tuple[tuple[str, str], ...] = ()
-    name: str | None = None
-
-    @property
-    def command_line(self) -> str:
-        return self_command() if self.command == SELF else self.command
-
-
-@dataclass(frozen=True)
-class MatchSpec:
-    engines: tuple[EngineConfig, EngineConfig]
-    #: Starting FENs: game ``i`` (from 0) starts from ``starts[(i // 2) % len(starts)]``, the first engine White
-    #: when ``i`` is even.
-    starts: tuple[str, ...]
-    games: int
-    #: The clock; without it every move has ``limits`` (movetime, depth, nodes).
-    tc: TimeControl | None = None
-    limits: SearchLimits = SearchLimits()
-    #: Table directories for adjudication and the engines' SyzygyPath ("" when there are none).
-    syzygy_path: str = ""
-    tb_adjudication: bool = True
-    #: Set SyzygyPath of engines that have it to ``syzygy_path`` (False: to ``<empty>``), unless given as an option.
-    engine_tables: bool = True
-    max_plies: int = DEFAULT_MAX_PLIES
-    #: Seconds a side may overrun its clock before it loses.
-    time_margin: float = 0.0
-
-
-@dataclass
-class SideStats:
-    """What one engine did in one game (or a whole match, summed)."""
-
-    moves: int = 0
-    seconds: float = 0.0
-    depth_total: int = 0
-    depth_moves: int = 0
-    nodes_total: int = 0
-    nodes_moves: int = 0
-
-    def add(self, other: SideStats) -> None:
-        for name in self.__dataclass_fields__:
-            setattr(self, name, getattr(self, name) + getattr(other, name))
-
-
-def share_tables(engine: ExternalEngine, config: EngineConfig, spec: MatchSpec) -> bool:
-    """Set ``engine``'s SyzygyPath to the match's tables as ``spec`` says, unless ``config`` gives it; True when
-    the engine then has tables.
-
-    :raises EngineError: in one line when the engine refuses the path (the engine is closed).
-    """
-    if "syzygypath" in {name.lower() for name, _ in config.options}:
-        return True
-    if "SyzygyPath" not in engine.engine.options:
-        return False
-    value = spec.syzygy_path if spec.engine_tables and spec.syzygy_path else "<empty>"
-    try:
-        engine.engine.configure({"SyzygyPath": value})
-    except chess.engine.EngineError as exc:
-        engine.close()
-        raise EngineError(f"cannot set SyzygyPath of {engine.command!r}: {exc}") from None
-    return value != "<empty>"
-
-
-#: A judge of the starts that has not answered after this many seconds, plus one per :data:`JUDGE_NPS_FLOOR`
-#: nodes of its limit, is stopped as hung.
-JUDGE_STALL_SECONDS = 30.0
-JUDGE_NPS_FLOOR = 10_000
-
-
-def open_judge(config: EngineConfig, spec: MatchSpec, nodes: int) -> ExternalEngine:
-    """A UCI engine that judges the balance of the starts (:func:`.match.balanced_starts`) at ``nodes`` nodes
-    a position, with the match's tables as :func:`share_tables` gives them; a search that takes longer than
-    :data:`JUDGE_STALL_SECONDS` plus a second per :data:`JUDGE_NPS_FLOOR` nodes raises :class:`EngineError`.
-
-    :raises EngineError: in one line when it cannot be started or configured.
-    """
-    judge = ExternalEngine(config.command_line, dict(config.options), SearchLimits(nodes=nodes),
-                           stall_seconds=JUDGE_STALL_SECONDS + nodes / JUDGE_NPS_FLOOR)
-    share_tables(judge, config, spec)
-    return judge
-
-
-class MatchEngine(ExternalEngine):
-    """One side of a match: a UCI engine that plays on the game's clock or at fixed limits."""
-
-    def __init__(self, config: EngineConfig, spec: MatchSpec) -> None:
-        super().__init__(config.command_line, dict(config.options), spec.limits)
-        self.config = config
-        self.fixed_limit = self.limit if spec.tc is None else None
-        self.tables = share_tables(self, config, spec)
-        self.clock: Clock | None = None
-        self.stats = SideStats()
-        self.alive = True
-        self.killed = False
-
-    def new_game(self, clock: Clock | None) -> None:
-        self.new_position()  # ucinewgame before the first move
-        self.clock = clock
-        self.stats = SideStats()
-
-    def _limit(self, turn: chess.Color) -> chess.engine.Limit:
-        if self.clock is None:
-            assert self.fixed_limit is not None
-            return self.fixed_limit
-        clock = self.clock
-        return chess.engine.Limit(white_clock=max(0.0, clock.remaining[chess.WHITE]),
-                                  black_clock=max(0.0, clock.remaining[chess.BLACK]),
-                                  white_inc=clock.increment, black_inc=clock.increment,
-                                  remaining_moves=clock.moves_to_go(turn))
-
-    def kill(self) -> None:
-        """Stop the engine process at once (from any thread); a move it is thinking on ends as a forfeit."""
-        self.alive = False
-        self.killed = True
-        self.engine.close()
-
-    def move(self, board: chess.Board) -> AgentMove:
-        watchdog = None
-        if self.clock is not None:
-            left = max(0.0, self.clock.remaining[board.turn]) + self.clock.margin + HUNG_GRACE
-            watchdog = threading.Timer(left, self.kill)
-            watchdog.daemon = True
-            watchdog.start()
-        start = time.monotonic()
-        try:
-            result = self.engine.play(board, self._limit(board.turn), info=chess.engine.INFO_ALL, game=self._game)
-        except chess.engine.EngineTerminatedError:
-            self.alive = False
-            return AgentMove(None, "stopped: no move long after its clock ran out" if self.killed else
-                             "the engine process died", forfeit="engine")
-        except (TimeoutError, asyncio.TimeoutError, concurrent.futures.TimeoutError):
-            self.kill()
-            return AgentMove(None, "no move within the time limit", forfeit="engine")
-        except chess.engine.EngineError as exc:  # python-chess refused the bestmove
-            found = _ILLEGAL_UCI.search(str(exc))
-            try:
-                return AgentMove(chess.Move.from_uci(found.group(1)) if found else None, str(exc))
-            except ValueError:
-                return AgentMove(None, str(exc))
-        finally:
-            if watchdog is not None:
-                watchdog.cancel()
-        seconds = time.monotonic() - start
-        info = result.info
-        stats = self.stats
-        stats.moves += 1
-        stats.seconds += seconds
-        depth, nodes = info.get("depth"), info.get("nodes")
-        if depth is not None:
-            stats.depth_total += int(depth)
-            stats.depth_moves += 1
-        if nodes is not None:
-            stats.nodes_total += int(nodes)
-            stats.nodes_moves += 1
-        return AgentMove(result.move, _comment(info, board.turn, seconds))
-
-
-def _comment(info: chess.engine.InfoDict, turn: chess.Color, seconds: float) -> str:
-    """``+0.35/12 5000n 0.51s``: the mover's score (pawns, or #N mate) / depth, nodes, time (cutechess's style)."""
-    score = info.get("score")
-    text = ""
-    if score is not None:
-        pov = score.pov(turn)
-        text = f"#{pov.mate()}" if pov.is_mate() else f"{(pov.score() or 0) / 100:+.2f}"
-    if "depth" in info:
-        text += f"/{info['depth']}"
-    if "nodes" in info:
-        text += f" {info['nodes']}n"
-    return f"{text} {seconds:.2f}s".strip()
 
 
 @dataclass
@@ -390,16 +168,9 @@ def _ctrl_c_deferred() -> Iterator[None]:
     """In the main thread, Ctrl-C (SIGINT with Python's default handler) inside the block raises
     KeyboardInterrupt only when the block is done, so that a finished game is never half handed over
     (counted but not written, or written in part)."""
-    if threading.current_thread() is not threading.main_thread() or \
-            signal.getsignal(signal.SIGINT) is not signal.default_int_handler:
+    caught: list[bool] = []
+    with sigint_deferred(lambda: caught.append(True)):
         yield
-        return
-    caught: list[int] = []
-    signal.signal(signal.SIGINT, lambda signum, frame: caught.append(signum))
-    try:
-        yield
-    finally:
-        signal.signal(signal.SIGINT, signal.default_int_handler)
     if caught:
         raise KeyboardInterrupt
 

@@ -2,7 +2,7 @@
 
 The starting positions (:func:`starting_positions`, :func:`balanced_starts`,
 :func:`read_openings`) and the tablebase adjudicator also serve the
-engine-against-engine matches of :mod:`.engine_match`.
+engine-against-engine matches of :mod:`.match`.
 """
 
 from __future__ import annotations

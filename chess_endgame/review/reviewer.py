@@ -26,7 +26,7 @@ import chess.syzygy
 
 from chess_endgame.chooser import Choice, game_result, rank_move
 from chess_endgame.engine.player import Decision, Player, PlayerOptions
-from chess_endgame.engine.search import Limits, Score
+from chess_endgame.engine.result import Limits, Score
 from chess_endgame.review.judge import TIGHT_PLIES, Judgement, Verdict, drawn_by, eval_judgement, tablebase_judgement
 from chess_endgame.tablebase.prober import NotCoveredError, Prober
 from chess_endgame.tablebase.remote import RemoteProber, RootProber

@@ -35,7 +35,7 @@ import chess.svg
 from aiohttp import web
 
 from chess_endgame.engine.player import Player, PlayerOptions
-from chess_endgame.engine.search import Limits
+from chess_endgame.engine.result import Limits
 from chess_endgame.serve import api
 from chess_endgame.serve.protocol import HANDLER_ARGS, Runner
 from chess_endgame.tablebase.prober import Prober

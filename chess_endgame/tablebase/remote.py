@@ -38,23 +38,25 @@ import os
 import statistics
 import threading
 import time
-import urllib.parse
 from dataclasses import dataclass, field
 
 import chess
 
 from chess_endgame.tablebase.cache import DEFAULT_CACHE_ENTRIES, LRU, DiskCache
+from chess_endgame.tablebase.lichess import (
+    MAX_PIECES,
+    MalformedAnswer,
+    check_url,
+    error_text,
+    parse_answer,
+    position_key,
+    query_fen,
+    retry_after,
+)
 from chess_endgame.tablebase.paths import user_directory
 from chess_endgame.tablebase.prober import NotCovered, NotCoveredError, ProbeResult, ProbeStats, Reason, TablebaseProber
 from chess_endgame.version import __version__
 
-#: Categories of the Lichess API and their sign (from the side to move of the position they describe).
-CATEGORY_SIGN: dict[str, int | None] = {
-    "win": 1, "syzygy-win": 1, "maybe-win": 1, "cursed-win": 1, "draw": 0,
-    "blessed-loss": -1, "maybe-loss": -1, "syzygy-loss": -1, "loss": -1, "unknown": None,
-}
-#: Pieces the remote is asked about at most (Syzygy goes to 7; 8-piece answers carry no DTZ).
-MAX_PIECES = 7
 #: Seconds one request may take at most (lichess-bot's online tablebase timeout).
 DEFAULT_TIMEOUT = 2.0
 #: Seconds between two requests at least.
@@ -80,100 +82,6 @@ def user_cache_dir() -> str:
 def default_cache_path() -> str:
     """Where the remote answers are kept: ``remote-tablebase.sqlite`` in :func:`user_cache_dir`."""
     return os.path.join(user_cache_dir(), "remote-tablebase.sqlite")
-
-
-def check_url(url: str) -> str:
-    """The server's base URL without a trailing ``/``; :exc:`ValueError` unless it is http(s)://host[:port][/path]."""
-    text = url.strip()
-    parts = urllib.parse.urlsplit(text)
-    if parts.scheme not in ("http", "https") or not parts.hostname:
-        raise ValueError(f"remote tablebase URL {url!r} is not http://HOST[:PORT][/PATH] or https://...")
-    if parts.query or parts.fragment:
-        raise ValueError(f"remote tablebase URL {url!r} must not have a query or fragment")
-    try:
-        parts.port  # noqa: B018 - raises ValueError on a bad port
-    except ValueError:
-        raise ValueError(f"remote tablebase URL {url!r} has a bad port") from None
-    return text.rstrip("/")
-
-
-def wdl_from_dtz(dtz: int) -> int:
-    """The table's WDL (halfmove clock 0) of a DTZ50'' value: 0, +-2 within 100 plies, +-1 beyond."""
-    if dtz == 0:
-        return 0
-    sign = 1 if dtz > 0 else -1
-    return sign * (2 if abs(dtz) <= 100 else 1)
-
-
-def position_key(board: chess.Board) -> str:
-    """The cache key of a position: its EPD (placement, turn, castling, legal en passant; no clocks)."""
-    return board.epd()
-
-
-def query_fen(board: chess.Board) -> str:
-    """The FEN sent to the server: the position with halfmove clock 0, as the tables assume."""
-    return f"{board.epd()} 0 1"
-
-
-class _Malformed(Exception):
-    """The server's answer is not a Lichess tablebase answer for the position asked."""
-
-
-def parse_answer(board: chess.Board, data: object) -> dict[str, tuple[int, int]]:
-    """(WDL, DTZ) by :func:`position_key` of the position and of each position after a legal move.
-
-    ``data`` is the decoded JSON of ``/standard`` for ``board`` (sent with clock 0).
-    Every legal move must be listed once. :exc:`_Malformed` when the answer is not
-    usable; a position the server does not know raises :exc:`NotCoveredError`.
-    """
-    if not isinstance(data, dict):
-        raise _Malformed("the answer is not a JSON object")
-    answers: dict[str, tuple[int, int]] = {}
-    root = _values(data, "the position")
-    if root is None:
-        raise NotCoveredError(NotCovered(Reason.REMOTE, "the server does not know this position (no DTZ)"))
-    answers[position_key(board)] = root
-    moves = data.get("moves")
-    if not isinstance(moves, list):
-        raise _Malformed("no list of moves")
-    legal = {m.uci(): m for m in board.legal_moves}
-    seen: set[str] = set()
-    for item in moves:
-        if not isinstance(item, dict) or not isinstance(item.get("uci"), str):
-            raise _Malformed("a move without a UCI string")
-        uci = item["uci"]
-        if uci not in legal:
-            raise _Malformed(f"{uci[:10]!r} is not a legal move here")
-        if uci in seen:
-            raise _Malformed(f"the move {uci} is listed twice")
-        seen.add(uci)
-        values = _values(item, f"the move {uci}")
-        if values is None:
-            raise NotCoveredError(NotCovered(Reason.REMOTE, f"the server gives no DTZ after {uci}"))
-        board.push(legal[uci])
-        try:
-            answers[position_key(board)] = values
-        finally:
-            board.pop()
-    if len(seen) != len(legal):
-        raise _Malformed(f"{len(legal) - len(seen)} legal moves missing")
-    return answers
-
-
-def _values(record: dict, what: str) -> tuple[int, int] | None:
-    """(WDL, DTZ) of one record (a position or a move's position); None when the server does not know it."""
-    category = record.get("category")
-    if category not in CATEGORY_SIGN:
-        raise _Malformed(f"unknown category {str(category)[:20]!r} for {what}")
-    dtz = record.get("dtz")
-    sign = CATEGORY_SIGN[category]
-    if sign is None or dtz is None:
-        return None
-    if not isinstance(dtz, int) or isinstance(dtz, bool) or abs(dtz) > 10000:
-        raise _Malformed(f"DTZ {str(dtz)[:20]!r} of {what} is not a number of plies")
-    if sign and (dtz > 0) - (dtz < 0) != sign:
-        raise _Malformed(f"category {category} and DTZ {dtz} of {what} disagree")
-    return wdl_from_dtz(dtz), dtz
 
 
 @dataclass
@@ -444,19 +352,19 @@ class RemoteProber:
             raise self._failed(f"cannot reach the server: {exc}") from None
         elapsed_ms = (time.monotonic() - start) * 1000
         self._failures = 0
-        retry_after = _retry_after(headers)
-        if retry_after:
-            self._next_request = max(self._next_request, time.monotonic() + retry_after)
+        retry_seconds = retry_after(headers)
+        if retry_seconds:
+            self._next_request = max(self._next_request, time.monotonic() + retry_seconds)
         if status == 429:
             stats.rate_limited += 1
-            self._backoff_until = time.monotonic() + max(RATE_LIMIT_BACKOFF, retry_after or 0.0)
+            self._backoff_until = time.monotonic() + max(RATE_LIMIT_BACKOFF, retry_seconds or 0.0)
             self._backoff_reason = "rate-limited by the server (HTTP 429)"
             raise self._failed(f"rate-limited (HTTP 429); no requests for {RATE_LIMIT_BACKOFF:.0f} s")
         if status in (400, 404):
             answer = (NotCovered(Reason.INVALID_POSITION, f"the server refuses the position (HTTP 400: "
-                                                          f"{_error_text(body)})") if status == 400 else
+                                                          f"{error_text(body)})") if status == 400 else
                       NotCovered(Reason.REMOTE, f"the server does not cover the position (HTTP 404: "
-                                                f"{_error_text(body)})"))
+                                                f"{error_text(body)})"))
             self._unknown.put(key, answer)
             stats.failed += 1
             stats.last_problem = answer.message
@@ -469,7 +377,7 @@ class RemoteProber:
             answers = parse_answer(board.copy(stack=False), json.loads(body))
         except (ValueError, UnicodeDecodeError) as exc:  # json.JSONDecodeError is a ValueError
             raise self._failed(f"malformed answer: not JSON ({str(exc)[:60]})") from None
-        except _Malformed as exc:
+        except MalformedAnswer as exc:
             raise self._failed(f"malformed answer: {exc}") from None
         except NotCoveredError as exc:
             self._unknown.put(key, exc.answer)
@@ -513,26 +421,6 @@ class RemoteProber:
         median = self.remote_stats.median_ms
         needed = 2 * median / 1000 if median is not None else 0.02
         return budget if budget >= needed else 0.0
-
-
-def _retry_after(headers: dict[str, str]) -> float | None:
-    value = next((v for k, v in headers.items() if k.lower() == "retry-after"), None)
-    try:
-        return min(3600.0, max(0.0, float(value))) if value is not None else None
-    except ValueError:
-        return None
-
-
-def _error_text(body: bytes) -> str:
-    """The error message of a 4xx answer: Lichess shape ``{"error": ...}``, or plain text (lila-tablebase)."""
-    text = body[:300].decode("utf-8", "replace")
-    try:
-        data = json.loads(body)
-        if isinstance(data, dict) and isinstance(data.get("error"), str):
-            text = data["error"]
-    except ValueError:
-        pass
-    return " ".join(text.split())[:120] or "no reason given"
 
 
 class RootProber:

@@ -46,7 +46,7 @@ from chess_endgame.batch.runner import run_batch
 from chess_endgame.board import RESULT_POINTS, epd_lines, is_quiet, random_position, read_epd, read_text
 from chess_endgame.engine.evaluation import Evaluator, Weights
 from chess_endgame.engine.player import Player, PlayerOptions
-from chess_endgame.engine.search import Limits
+from chess_endgame.engine.result import Limits
 from chess_endgame.play.engines import PlayerEngine, SearchLimits
 from chess_endgame.play.game import play_game
 from chess_endgame.play.starts import tablebase_adjudicator

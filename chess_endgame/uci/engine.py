@@ -12,12 +12,10 @@ At start-up a thread compiles the search core (or loads numba's cache):
 
 from __future__ import annotations
 
-import math
 import sys
 import threading
 import time
 from collections.abc import Callable
-from dataclasses import dataclass
 from typing import TextIO
 
 import chess
@@ -25,99 +23,17 @@ import chess
 from chess_endgame.board import PositionError, parse_position
 from chess_endgame.engine import warm
 from chess_endgame.engine.player import DEFAULT_MOVETIME_MS, Decision, Player, class_score, class_wdl
-from chess_endgame.engine.search import MAX_PLY, Info, Limits, Score
+from chess_endgame.engine.result import Info, Limits
+from chess_endgame.engine.search import MAX_PLY
 from chess_endgame.engine.timeman import budget, moves_left
-from chess_endgame.tablebase.paths import scan, user_path, with_embedded
+from chess_endgame.tablebase.paths import with_embedded
 from chess_endgame.tablebase.prober import Prober
 from chess_endgame.tablebase.remote import RemoteProber, default_cache_path
+from chess_endgame.uci.options import WDL_MODEL, declaration, options, parse_value
 from chess_endgame.version import __version__
 
 ENGINE_NAME = f"chess-endgame {__version__}"
 AUTHOR = "the chess-endgame developers"
-
-
-@dataclass
-class Option:
-    name: str
-    type: str  # spin, check, string, button
-    default: object
-    min: int = 0
-    max: int = 0
-
-    def declaration(self) -> str:
-        text = f"option name {self.name} type {self.type}"
-        if self.type == "check":
-            return f"{text} default {'true' if self.default else 'false'}"
-        if self.type == "spin":
-            return f"{text} default {self.default} min {self.min} max {self.max}"
-        if self.type == "string":
-            return f"{text} default {self.default if self.default != '' else '<empty>'}"
-        return text
-
-    def parse(self, value: str | None) -> object:
-        """The typed value, or :exc:`ValueError` saying what is acceptable."""
-        if self.type == "button":
-            return True
-        if value is None:
-            if self.type == "string":
-                return ""
-            raise ValueError(f"option {self.name} needs a value")
-        if self.type == "spin":
-            try:
-                number = int(value)
-            except ValueError:
-                raise ValueError(f"option {self.name} takes an integer from {self.min} to {self.max}, "
-                                 f"not {value!r}") from None
-            if not self.min <= number <= self.max:
-                raise ValueError(f"option {self.name} takes an integer from {self.min} to {self.max}, "
-                                 f"not {number}")
-            return number
-        if self.type == "check":
-            if value.lower() not in ("true", "false"):
-                raise ValueError(f"option {self.name} takes true or false, not {value!r}")
-            return value.lower() == "true"
-        return "" if value == "<empty>" else value
-
-
-def _default_syzygy_path() -> str:
-    """SyzygyPath's default: ``$SYZYGY_PATH``, else the per-user directory when it holds tables, else
-    empty (the embedded 3-4-piece set lies beneath whatever SyzygyPath says, empty included)."""
-    path = user_path(None)
-    return path if scan(path).wdl else ""
-
-
-def options() -> list[Option]:
-    return [
-        Option("Hash", "spin", 16, 1, 1024),
-        Option("Clear Hash", "button", None),
-        Option("Ponder", "check", False),
-        Option("MultiPV", "spin", 1, 1, 500),
-        Option("Move Overhead", "spin", 10, 0, 5000),
-        Option("SyzygyPath", "string", _default_syzygy_path()),
-        Option("SyzygyProbeDepth", "spin", 1, 1, 100),
-        Option("Syzygy50MoveRule", "check", True),
-        Option("SyzygyProbeLimit", "spin", 7, 0, 7),
-        Option("UCI_ShowWDL", "check", False),
-        Option("SyzygyRemote", "string", ""),
-        Option("Contempt", "spin", 0, -100, 100),
-    ]
-
-
-def wdl_permille(score: Score) -> tuple[int, int, int]:
-    """Win/draw/loss chances in permille for a score (UCI ``UCI_ShowWDL``).
-
-    Mates and tablebase results are certain; other scores go through a
-    logistic model (a pawn up wins about half the time).
-    """
-    if score.mate is not None:
-        return (1000, 0, 0) if score.mate > 0 else (0, 0, 1000)
-    cp = score.cp or 0
-    if abs(cp) >= 19000:
-        return (1000, 0, 0) if cp > 0 else (0, 0, 1000)
-    win = 1000 / (1 + math.exp(-(cp - 100) / 90))
-    loss = 1000 / (1 + math.exp(-(-cp - 100) / 90))
-    win, loss = round(win), round(loss)
-    return win, 1000 - win - loss, loss
 
 
 class Session:
@@ -246,7 +162,7 @@ class UciEngine:
         self.send(f"id name {ENGINE_NAME}")
         self.send(f"id author {AUTHOR}")
         for option in self.options.values():
-            self.send(option.declaration())
+            self.send(declaration(option))
         self.send("uciok")
 
     def _isready(self, args: list[str]) -> None:
@@ -295,7 +211,7 @@ class UciEngine:
             self.info_string(f"No such option: {name}")
             return
         try:
-            parsed = option.parse(value)
+            parsed = parse_value(option, value)
         except ValueError as exc:
             self.info_string(f"{exc}; unchanged")
             return
@@ -555,7 +471,7 @@ class UciEngine:
             if info.bound:
                 parts.append(info.bound)
             if self.values["uci_showwdl"]:
-                parts.append("wdl {} {} {}".format(*(info.wdl or wdl_permille(info.score))))
+                parts.append("wdl {} {} {}".format(*(info.wdl or info.score.relative().wdl(model=WDL_MODEL))))
         parts.append(f"nodes {info.nodes} nps {info.nps} tbhits {info.tbhits} time {info.time_ms} "
                      f"hashfull {info.hashfull}")
         if info.pv:

@@ -1,0 +1,6 @@
+"""The UCI engine (``chess-endgame-uci``): the protocol over the one Player service. UCI text is formatted here and
+nowhere else; the search never prints."""
+
+from chess_endgame.uci.engine import UciEngine, main
+
+__all__ = ["UciEngine", "main"]
