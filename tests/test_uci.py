@@ -564,3 +564,31 @@ def test_a_stop_that_races_the_end_of_a_search_loses_nothing() -> None:
     engine._stop_search()
     lines = out.getvalue().splitlines()
     assert len([line for line in lines if line.startswith("bestmove")]) == 2, lines[-5:]
+
+
+def test_show_wdl_follows_python_chess_model() -> None:
+    """UCI_ShowWDL: every scored info line carries wdl W D L (permille, summing to 1000) from python-chess's
+    Cp.wdl(model="lichess") of its score (a mate: certain), so GUIs and the score agree."""
+    import io
+    import re
+    import time
+
+    from chess_endgame.uci import UciEngine
+
+    out = io.StringIO()
+    engine = UciEngine(out)
+    engine.handle("setoption name UCI_ShowWDL value true")
+    engine.handle("position fen 8/5pk1/6p1/8/3R4/6P1/5PK1/4r3 w - - 0 1")
+    engine.handle("go depth 6")
+    deadline = time.monotonic() + 60
+    while "bestmove" not in out.getvalue() and time.monotonic() < deadline:
+        time.sleep(0.01)
+    engine.handle("quit")
+    scored = [line for line in out.getvalue().splitlines() if line.startswith("info") and " score " in line]
+    assert scored
+    for line in scored:
+        found = re.search(r" score (cp|mate) (-?\d+)(?: lowerbound| upperbound)? wdl (\d+) (\d+) (\d+)", line)
+        assert found, line
+        kind, value, *wdl = found.groups()
+        score = chess.engine.Cp(int(value)) if kind == "cp" else chess.engine.Mate(int(value))
+        assert tuple(map(int, wdl)) == tuple(score.wdl(model="lichess")), line

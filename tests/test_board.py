@@ -1,0 +1,55 @@
+"""chess_endgame.board: the rules' outcome, the one EPD/FEN reader, result points."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import chess
+import pytest
+
+from chess_endgame.board import RESULT_POINTS, TERMINATIONS, epd_lines, outcome, read_epd, read_text
+from chess_endgame.play.game import adjudicate
+
+
+def test_the_50_move_rule_holds_at_a_clock_of_100_not_a_move_early() -> None:
+    board = chess.Board("8/8/8/4k3/8/8/2Q5/4K3 w - - 99 80")
+    # claim_draw=True would end it now (a quiet move reaches 100); the rule here lets the side at 99 play on.
+    assert board.outcome(claim_draw=True) is not None and outcome(board) is None
+    board.push_san("Qc3+")
+    assert outcome(board) == chess.Outcome(chess.Termination.FIFTY_MOVES, None)
+    assert adjudicate(board) == ("1/2-1/2", "50-move rule")
+
+
+def test_checkmate_comes_before_the_50_move_rule() -> None:
+    board = chess.Board("7k/6Q1/6K1/8/8/8/8/8 b - - 100 80")
+    assert adjudicate(board) == ("1-0", "checkmate")
+
+
+def test_threefold_repetition_and_every_termination_has_words() -> None:
+    board = chess.Board("8/8/8/4k3/8/8/2Q5/4K3 w - - 0 1")
+    for san in ("Kd1", "Kd5", "Ke1", "Ke5", "Kd1", "Kd5", "Ke1", "Ke5"):
+        board.push_san(san)
+    assert adjudicate(board) == ("1/2-1/2", "threefold repetition")
+    assert set(TERMINATIONS) == set(chess.Termination) - {chess.Termination.VARIANT_WIN, chess.Termination.VARIANT_LOSS,
+                                                          chess.Termination.VARIANT_DRAW}
+
+
+def test_the_epd_reader_takes_full_fens_and_skips_comments(tmp_path: Path) -> None:
+    path = tmp_path / "starts.epd"
+    path.write_text("\ufeff# a comment\n\n8/8/8/4k3/8/8/2Q5/4K3 w - - 37 60 bm Qc5; id \"x\";\n")
+    lines = list(epd_lines(read_text(str(path))))
+    assert [number for number, _ in lines] == [3]
+    board, ops = read_epd(lines[0][1])
+    assert (board.halfmove_clock, board.fullmove_number, ops["id"]) == (37, 60, "x")
+
+
+def test_an_unreadable_file_is_one_line_naming_it(tmp_path: Path) -> None:
+    (tmp_path / "bin.epd").write_bytes(b"\xff\xfe\x00\x81")
+    with pytest.raises(ValueError, match=r"cannot read .*bin.epd: not a text file"):
+        read_text(str(tmp_path / "bin.epd"))
+    with pytest.raises(ValueError, match=r"cannot read .*missing.epd: No such file"):
+        read_text(str(tmp_path / "missing.epd"))
+
+
+def test_result_points_are_white_s() -> None:
+    assert RESULT_POINTS == {"1-0": 1.0, "1/2-1/2": 0.5, "0-1": 0.0}
