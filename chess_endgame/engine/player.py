@@ -170,7 +170,10 @@ class Player:
                on_info: Callable[[Info], None] | None = None) -> Decision:
         """The move to play in ``board`` (its move stack is the game history)."""
         limits = limits or Limits()
-        load_compiled()  # one-off set-up, before the clock starts
+        if self.prober.covers(board) is not None:
+            # One-off set-up, before the clock starts, where the search will play; a root the tables rank
+            # needs none of it, and its caller's deadlines (taken before the call) must not pay for it.
+            load_compiled()
         start = time.monotonic()
         # MultiPV reports every move's class: then every DTZ is probed. The ranking always
         # completes unless the game clock would run out first (the time manager reserves it).
