@@ -147,18 +147,20 @@ def read_epd(line: str) -> tuple[chess.Board, dict]:
     return board, ops
 
 
-def read_text(path: str, what: str = "EPD or FEN lines") -> str:
-    """The text of a file a user named (a byte-order mark is not part of line 1).
+def read_text(path: str, what: str = "EPD or FEN lines", *, kind: str = "") -> str:
+    """The text of a file a user named (a byte-order mark is not part of line 1); ``kind`` names the file in
+    errors ("suite": ``cannot read suite PATH``).
 
-    :raises ValueError: in one line naming the file: it cannot be read, or it is not text.
+    :raises ValueError: in one line naming the file: it cannot be read, or it is not text (of ``what``).
     """
+    name = f"{kind} {path}" if kind else path
     try:
         with open(path, encoding="utf-8-sig") as f:
             return f.read()
     except UnicodeDecodeError:
-        raise ValueError(f"cannot read {path}: not a text file of {what}") from None
+        raise ValueError(f"cannot read {name}: not a text file of {what}") from None
     except OSError as exc:
-        raise ValueError(f"cannot read {path}: {exc.strerror or exc}") from None
+        raise ValueError(f"cannot read {name}: {exc.strerror or exc}") from None
 
 
 def epd_lines(text: str) -> Iterator[tuple[int, str]]:

@@ -11,7 +11,7 @@ from click.core import ParameterSource
 from tqdm import tqdm
 
 from chess_endgame.play.contestant import open_judge
-from chess_endgame.play.engines import EngineError, SearchLimits
+from chess_endgame.play.engines import EngineError, limit
 from chess_endgame.play.match import GameResult, MatchOutcome, close_engines, open_engines, run_match
 from chess_endgame.play.spec import DEFAULT_MAX_PLIES, SELF, EngineConfig, MatchSpec, TimeControl
 from chess_endgame.play.starts import BALANCE_NODES, BALANCED_CP, NoBalancedStarts, balanced_starts, read_openings
@@ -190,7 +190,7 @@ def match(engines: tuple[str, ...], option1: tuple[str, ...], option2: tuple[str
                EngineConfig(engines[1], _options(option2, "--option2"), name2))
     prober = load_prober(syzygy_path)
     tables = os.pathsep.join(prober.files.directories) if prober.available else ""
-    spec = MatchSpec(configs, (), games, clock, SearchLimits(movetime, depth, nodes), tables, tb_adjudication,
+    spec = MatchSpec(configs, (), games, clock, limit(movetime, depth, nodes), tables, tb_adjudication,
                      engine_tables, max_plies, time_margin / 1000)
     try:
         pairs = open_engines(spec, jobs)  # an engine that cannot start fails before the starts

@@ -8,7 +8,7 @@ import chess
 import click
 
 from chess_endgame.engine.result import Limits
-from chess_endgame.play.engines import EngineError, ExternalEngine, PlayerEngine, SearchLimits
+from chess_endgame.play.engines import EngineError, ExternalEngine, PlayerEngine, limit
 from chess_endgame.play.game import GameRecord, PlayedMove, TablebaseAgent, play_game
 from chess_endgame.tablebase.prober import category
 from chess_endgame.tablebase.remote import RootProber
@@ -118,7 +118,7 @@ def play(fen: str, opponent: str, max_plies: int, pgn_path: str | None, no_faste
     board = board_from(fen, ())
     err = one_stdout({"--pgn": pgn_path})
     player = make_player(syzygy_path, faster_mate=not no_faster_mate, remote_tablebase=remote_tablebase)
-    limits = SearchLimits(**search_limits(movetime, depth, nodes))
+    limits = limit(**search_limits(movetime, depth, nodes))
     ours = PlayerEngine(player, limits)
     if opponent == "self":
         theirs = PlayerEngine(make_player(syzygy_path, faster_mate=not no_faster_mate), limits)

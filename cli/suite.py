@@ -11,7 +11,7 @@ from tqdm import tqdm
 
 from chess_endgame.batch.protocol import BackendError
 from chess_endgame.engine.player import DEFAULT_MOVETIME_MS
-from chess_endgame.play.engines import EngineError, SearchLimits
+from chess_endgame.play.engines import EngineError, limit
 from chess_endgame.suite import EngineSpec, Summary, load_files, run_items, summarize, write_csv, write_json
 from chess_endgame.suite.items import Item
 from chess_endgame.text import plural
@@ -172,7 +172,7 @@ def suite(files: tuple[str, ...], movetime: int | None, depth: int | None, nodes
     if not items:
         fail("no positions to run" + (f" with theme {theme!r}" if theme else ""))
     tables = worker_syzygy_path(syzygy_path)
-    spec = EngineSpec(engine_command, _options(engine_options), SearchLimits(movetime, depth, nodes),
+    spec = EngineSpec(engine_command, _options(engine_options), limit(movetime, depth, nodes),
                       tables, play, remote_tablebase=remote_tablebase)
     backend = batch_backend(jobs, cluster, tables)
     bar = tqdm(total=len(items), desc="suite", unit="pos", file=sys.stderr, dynamic_ncols=True, disable=None)

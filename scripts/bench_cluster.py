@@ -18,9 +18,10 @@ import argparse
 import statistics
 import time
 
+import chess.engine
+
 from chess_endgame.batch.local import LocalProcesses
 from chess_endgame.batch.runner import choose_backend, run_batch
-from chess_endgame.play.engines import SearchLimits
 from chess_endgame.suite import EngineSpec, load_files, run_items
 from chess_endgame.tablebase.paths import resolve_path
 
@@ -63,7 +64,7 @@ def main() -> None:
 
     path = resolve_path(None)
     items = load_files(args.files).items * args.copies
-    spec = EngineSpec(limits=SearchLimits(depth=args.depth), syzygy_path=path)
+    spec = EngineSpec(limits=chess.engine.Limit(depth=args.depth), syzygy_path=path)
     n = len(items)
     runs: dict[str, list[tuple[float, float, float]]] = {"local": [], "ray": []}
     for _ in range(args.repeat):

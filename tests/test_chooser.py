@@ -10,7 +10,7 @@ import pytest
 from chess_endgame.board import random_position
 from chess_endgame.chooser import Choice, MoveClass, choose, classify, has_repeated, rank_move
 from chess_endgame.engine.player import Player, PlayerOptions
-from chess_endgame.play.engines import PlayerEngine, SearchLimits
+from chess_endgame.play.engines import PlayerEngine
 from chess_endgame.play.game import TablebaseAgent, play_game
 from chess_endgame.tablebase.prober import NotCovered, Prober, Reason
 
@@ -204,7 +204,8 @@ def test_kbnk_converted_against_the_defender(prober: Prober, fen: str) -> None:
     board = chess.Board(fen)
     assert prober.probe_wdl(board) == 2
     player = Player(prober, options=PlayerOptions(faster_mate_nodes=3000))
-    record = play_game(board, PlayerEngine(player, SearchLimits(nodes=3000)), TablebaseAgent(prober), max_plies=200)
+    record = play_game(board, PlayerEngine(player, chess.engine.Limit(nodes=3000)), TablebaseAgent(prober),
+                       max_plies=200)
     assert (record.result, record.termination) == ("1-0", "checkmate")
     assert all(not m.comment or "CURSED" not in m.comment for m in record.moves)
 
@@ -220,8 +221,8 @@ def test_krpkr_converted_against_the_defender(prober: Prober) -> None:
             starts.append(board)
     for board in starts:
         player = Player(prober, options=PlayerOptions(faster_mate_nodes=2000))
-        record = play_game(board, PlayerEngine(player, SearchLimits(nodes=2000)), TablebaseAgent(prober), max_plies=300,
-                           prober=prober)
+        record = play_game(board, PlayerEngine(player, chess.engine.Limit(nodes=2000)), TablebaseAgent(prober),
+                           max_plies=300, prober=prober)
         converted += record.result == "1-0"
         assert record.termination != "50-move rule"
     assert converted == len(starts)

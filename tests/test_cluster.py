@@ -19,6 +19,7 @@ import time
 from collections.abc import Iterator
 from pathlib import Path
 
+import chess.engine
 import pytest
 from click.testing import CliRunner
 
@@ -26,7 +27,6 @@ from chess_endgame.batch.cluster import TablesOnNode, check_address
 from chess_endgame.batch.protocol import BackendError
 from chess_endgame.batch.runner import choose_backend
 from chess_endgame.engine.evaluation import load_weights
-from chess_endgame.play.engines import SearchLimits
 from chess_endgame.suite import EngineSpec, load_files, run_items
 from chess_endgame.tablebase.prober import Prober
 from chess_endgame.tuning import labels
@@ -196,7 +196,7 @@ def test_a_lost_node_loses_no_finished_result(cluster: object, address: str, syz
     node = cluster.add_node(num_cpus=1)  # type: ignore[attr-defined]
     cluster.wait_for_nodes()  # type: ignore[attr-defined]
     items = load_files(SUITE).items
-    spec = EngineSpec(limits=SearchLimits(depth=8), syzygy_path=syzygy_path)
+    spec = EngineSpec(limits=chess.engine.Limit(depth=8), syzygy_path=syzygy_path)
     seen: list[int] = []
     removed: list[int] = []
 

@@ -2,7 +2,7 @@
 layer or below) and no modules import each other in a circle. Run alone: ``python -m pytest tests/test_layers.py``.
 
 Layers, lowest first (``../shared/docs/layout.md``, ``docs/architecture.md``):
-1. ``board``, ``text``, ``engine.core``
+1. ``board``, ``pgn``, ``text``, ``version``, ``engine.core``
 2. ``tablebase``
 3. ``chooser``, ``engine`` (search, evaluation, time manager, warm)
 4. ``engine.player``
@@ -22,7 +22,8 @@ ROOT = Path(__file__).resolve().parent.parent
 
 #: Module name prefixes and their layer; the longest matching prefix decides.
 LAYERS = {
-    "chess_endgame.board": 1, "chess_endgame.text": 1, "chess_endgame.version": 1, "chess_endgame.engine.core": 1,
+    "chess_endgame.board": 1, "chess_endgame.pgn": 1, "chess_endgame.text": 1, "chess_endgame.version": 1,
+    "chess_endgame.engine.core": 1,
     "chess_endgame.tablebase": 2,
     "chess_endgame.chooser": 3, "chess_endgame.engine": 3,
     "chess_endgame.engine.player": 4,

@@ -22,7 +22,7 @@ from click.testing import CliRunner
 
 from chess_endgame.play import elo
 from chess_endgame.play.contestant import open_judge
-from chess_endgame.play.engines import EngineError, ExternalEngine, SearchLimits
+from chess_endgame.play.engines import EngineError, ExternalEngine
 from chess_endgame.play.game import Clock
 from chess_endgame.play.match import run_match
 from chess_endgame.play.spec import EngineConfig, MatchSpec, TimeControl
@@ -140,7 +140,7 @@ def test_no_start_is_one_the_tables_cover() -> None:
 
 
 def test_a_judge_that_does_not_answer_is_stopped() -> None:
-    judge = ExternalEngine(f"{FAKE} hang", {}, SearchLimits(nodes=1), stall_seconds=0.5)
+    judge = ExternalEngine(f"{FAKE} hang", {}, chess.engine.Limit(nodes=1), stall_seconds=0.5)
     try:
         start = time.monotonic()
         with pytest.raises(EngineError, match="did not answer within 0.5 s"):
@@ -252,7 +252,7 @@ HALF_SECOND = TimeControl(0.5)
 
 def fake_match(mode: str, tc: TimeControl | None = HALF_SECOND, games: int = 2):
     spec = MatchSpec((EngineConfig(f"{FAKE} {mode}"), EngineConfig(f"{FAKE} normal")), (FEN,), games, tc,
-                     SearchLimits(depth=1), tb_adjudication=False, max_plies=40)
+                     chess.engine.Limit(depth=1), tb_adjudication=False, max_plies=40)
     outcome = run_match(spec)
     assert not outcome.errors and len(outcome.games) == games
     return outcome, outcome.summary()

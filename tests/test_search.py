@@ -16,7 +16,7 @@ from chess_endgame.engine.player import Player, PlayerOptions
 from chess_endgame.engine.result import Limits
 from chess_endgame.engine.search import TB_BOUND, Searcher
 from chess_endgame.engine.tt import TranspositionTable
-from chess_endgame.play.engines import PlayerEngine, SearchLimits
+from chess_endgame.play.engines import PlayerEngine
 from chess_endgame.play.game import play_game
 from chess_endgame.tablebase.prober import Prober
 
@@ -404,8 +404,8 @@ def test_mates_without_tables_against_the_searcher(material: str) -> None:
     rng = random.Random(material)
     for _ in range(3):
         board = random_position(material, rng, turn=chess.WHITE)
-        attacker = PlayerEngine(Player(), SearchLimits(nodes=10000))
-        defender = PlayerEngine(Player(), SearchLimits(nodes=10000))
+        attacker = PlayerEngine(Player(), chess.engine.Limit(nodes=10000))
+        defender = PlayerEngine(Player(), chess.engine.Limit(nodes=10000))
         record = play_game(board, attacker, defender, max_plies=200)
         assert (record.result, record.termination) == ("1-0", "checkmate"), (board.fen(), record.termination)
 

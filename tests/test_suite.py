@@ -152,6 +152,11 @@ def test_any_uci_engine(tmp_path: Path) -> None:
     assert all(p["solved"] for p in json.loads(out_json.read_text())["positions"])
     code, _, err = run("suite", str(DATA / "mates.epd"), "--engine", STOCKFISH, "--option", "NoSuchThing=1")
     assert code == 2 and "has no option NoSuchThing" in err
+    # Values python-chess's configure() refuses, and a check value it would read as true (anything but "false").
+    for option, words in (("Hash=abc", "expected integer"), ("Hash=999999999", "at most"),
+                          ("UCI_ShowWDL=yes", "takes true or false")):
+        code, _, err = run("suite", str(DATA / "mates.epd"), "--engine", STOCKFISH, "--option", option)
+        assert code == 2 and len(err.splitlines()) == 1 and words in err, (option, err)
 
 
 CRASHING_ENGINE = textwrap.dedent("""

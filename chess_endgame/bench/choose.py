@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import math
 import random
 import statistics
 import time
@@ -95,10 +94,8 @@ class WorstCase:
     timings: list[tuple[float, str]]
 
     def percentile(self, q: float) -> float:
-        """The q-th percentile (0..100) of the times, nearest rank: p99.9 needs 1000 positions to differ
-        from the maximum."""
-        ordered = [ms for ms, _ in self.timings]
-        return ordered[min(len(ordered) - 1, max(0, math.ceil(q / 100 * len(ordered)) - 1))]
+        """The q-th percentile (0..100) of the times, in ms."""
+        return percentile([ms for ms, _ in self.timings], q)
 
     @property
     def slowest(self) -> tuple[float, str]:

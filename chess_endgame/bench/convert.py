@@ -6,9 +6,11 @@ import statistics
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
+import chess.engine
+
 from chess_endgame.bench.common import present, won_positions
 from chess_endgame.engine.player import Player, PlayerOptions
-from chess_endgame.play.engines import PlayerEngine, SearchLimits
+from chess_endgame.play.engines import PlayerEngine
 from chess_endgame.play.game import TablebaseAgent, play_game
 from chess_endgame.tablebase.prober import Prober
 
@@ -50,7 +52,7 @@ def bench_convert(path: str, *, count: int = 12, seed: int = 1, mate_nodes: int 
     runs = []
     for mode, faster in (("pure DTZ", False), ("faster mate", True)):
         player = Player(prober, options=PlayerOptions(faster_mate=faster, faster_mate_nodes=mate_nodes))
-        ours = PlayerEngine(player, SearchLimits(nodes=mate_nodes))
+        ours = PlayerEngine(player, chess.engine.Limit(nodes=mate_nodes))
         defender = TablebaseAgent(prober)
         run = ConvertRun(mode)
         for board in boards:

@@ -12,7 +12,7 @@ import chess.syzygy
 from chess_endgame.bench.common import best_times, positions, present
 from chess_endgame.board import random_position
 from chess_endgame.engine.player import Player, PlayerOptions
-from chess_endgame.play.engines import PlayerEngine, SearchLimits
+from chess_endgame.play.engines import PlayerEngine
 from chess_endgame.play.game import TablebaseAgent, play_game
 from chess_endgame.tablebase.paths import split_path
 from chess_endgame.tablebase.prober import Prober
@@ -83,7 +83,7 @@ def record_game(path: str, seed: int, plies: int = 120, nodes: int = 2000) -> tu
     prober.probe_wdl = recording(prober.probe_wdl, wdl_requests)  # type: ignore[method-assign]
     prober.probe_dtz = recording(prober.probe_dtz, dtz_requests)  # type: ignore[method-assign]
     player = Player(prober, options=PlayerOptions(faster_mate_nodes=nodes))
-    record = play_game(board, PlayerEngine(player, SearchLimits(nodes=nodes)), TablebaseAgent(prober),
+    record = play_game(board, PlayerEngine(player, chess.engine.Limit(nodes=nodes)), TablebaseAgent(prober),
                        max_plies=plies)
     prober.close()
     return wdl_requests, dtz_requests, record.plies

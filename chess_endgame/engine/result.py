@@ -55,6 +55,13 @@ class Limits:
     infinite: bool = False
     stop: threading.Event = field(default_factory=threading.Event)
 
+    @classmethod
+    def of(cls, limit: chess.engine.Limit) -> Limits:
+        """The search limits of a python-chess :class:`chess.engine.Limit` (its time, depth, nodes and mate;
+        clock fields are the time manager's business and are not read here)."""
+        return cls(depth=limit.depth, nodes=limit.nodes, mate=limit.mate,
+                   movetime=None if limit.time is None else max(1, round(limit.time * 1000)))
+
 
 @dataclass(frozen=True)
 class Score:

@@ -13,7 +13,7 @@ from dataclasses import dataclass
 import chess
 import chess.engine
 
-from chess_endgame.play.engines import EngineError, ExternalEngine, SearchLimits
+from chess_endgame.play.engines import EngineError, ExternalEngine
 from chess_endgame.play.game import AgentMove, Clock
 from chess_endgame.play.spec import EngineConfig, MatchSpec
 
@@ -73,7 +73,7 @@ def open_judge(config: EngineConfig, spec: MatchSpec, nodes: int) -> ExternalEng
 
     :raises EngineError: in one line when it cannot be started or configured.
     """
-    judge = ExternalEngine(config.command_line, dict(config.options), SearchLimits(nodes=nodes),
+    judge = ExternalEngine(config.command_line, dict(config.options), chess.engine.Limit(nodes=nodes),
                            stall_seconds=JUDGE_STALL_SECONDS + nodes / JUDGE_NPS_FLOOR)
     share_tables(judge, config, spec)
     return judge

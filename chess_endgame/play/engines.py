@@ -44,28 +44,41 @@ _CLOSED_LOOP_NOTICE = _ClosedLoopNotice()
 
 @dataclass
 class Answer:
-    """An engine's move for one position, with what it said about it."""
+    """An engine's move (UCI) for one position, with what it said about it: ``score`` from the side to move."""
 
     move: str | None
-    score: str | None = None
-    mate: int | None = None
+    score: chess.engine.Score | None = None
     depth: int = 0
     nodes: int = 0
     seconds: float = 0.0
     pv: list[str] = field(default_factory=list)
 
+    @property
+    def mate(self) -> int | None:
+        """Moves to mate (negative: getting mated), or None."""
+        return None if self.score is None else self.score.mate()
 
-@dataclass(frozen=True)
-class SearchLimits:
-    movetime: int | None = None
-    depth: int | None = None
-    nodes: int | None = None
+    def score_text(self) -> str | None:
+        """The score in UCI's words: ``cp 12``, ``mate -3``."""
+        if self.score is None:
+            return None
+        return f"mate {self.score.mate()}" if self.score.is_mate() else f"cp {self.score.score()}"
+
+
+def limit(movetime: int | None = None, depth: int | None = None, nodes: int | None = None) -> chess.engine.Limit:
+    """python-chess's :class:`chess.engine.Limit` from the command line's words: ``movetime`` in milliseconds."""
+    return chess.engine.Limit(time=None if movetime is None else movetime / 1000, depth=depth, nodes=nodes)
+
+
+def is_unlimited(limits: chess.engine.Limit) -> bool:
+    """No time, depth, nodes or mate limit: the search would not end by itself."""
+    return limits.time is None and limits.depth is None and limits.nodes is None and limits.mate is None
 
 
 class PlayerEngine:
     """The project's player with fixed limits per move."""
 
-    def __init__(self, player: Player, limits: SearchLimits, name: str = "chess-endgame") -> None:
+    def __init__(self, player: Player, limits: chess.engine.Limit, name: str = "chess-endgame") -> None:
         self.player = player
         self.limits = limits
         self.name = name
@@ -75,15 +88,13 @@ class PlayerEngine:
         self.player.new_game()
 
     def _decide(self, board: chess.Board) -> Decision:
-        return self.player.decide(board, Limits(movetime=self.limits.movetime, depth=self.limits.depth,
-                                                nodes=self.limits.nodes))
+        return self.player.decide(board, Limits.of(self.limits))
 
     def answer(self, board: chess.Board) -> Answer:
         start = time.monotonic()
         decision = self._decide(board)
         score = decision.score
-        return Answer(decision.move.uci() if decision.move else None, None if score is None else str(score),
-                      None if score is None else score.mate,
+        return Answer(decision.move.uci() if decision.move else None, None if score is None else score.relative(),
                       decision.depth, decision.nodes, time.monotonic() - start, [m.uci() for m in decision.pv])
 
     def evaluate(self, board: chess.Board) -> chess.engine.Score | None:
@@ -114,7 +125,7 @@ class ExternalEngine:
     a search at a depth or node limit may take as long as the engine takes.
     """
 
-    def __init__(self, command: str, options: dict[str, str], limits: SearchLimits,
+    def __init__(self, command: str, options: dict[str, str], limits: chess.engine.Limit,
                  stall_seconds: float | None = None) -> None:
         self.engine = start_uci(command)
         self.command = command
@@ -131,18 +142,15 @@ class ExternalEngine:
         except EngineError:
             self.close()
             raise
-        if limits.movetime is None and limits.depth is None and limits.nodes is None:
-            limits = SearchLimits(movetime=DEFAULT_MOVETIME_MS)
-        self.limit = chess.engine.Limit(time=limits.movetime / 1000 if limits.movetime else None,
-                                        depth=limits.depth, nodes=limits.nodes)
+        self.limit = limit(DEFAULT_MOVETIME_MS) if is_unlimited(limits) else limits
         self.name = self.engine.id.get("name", command)
         self._game = object()
 
     def _value(self, name: str, value: str) -> object:
-        option = self.engine.options[name]
-        if option.type == "spin":
-            return int(value)
-        if option.type == "check":
+        """``value`` as ``configure()`` takes it: python-chess parses and range-checks spins, combos and
+        strings itself, but reads any check value but ``false`` as true (``False`` too): a check takes
+        true or false here."""
+        if self.engine.options[name].type == "check":
             if value.lower() not in ("true", "false"):
                 raise ValueError(f"option {name} takes true or false, not {value!r}")
             return value.lower() == "true"
@@ -181,14 +189,12 @@ class ExternalEngine:
         info = result.info
         score = info.get("score")
         pov = score.pov(board.turn) if score is not None else None
-        return Answer(result.move.uci() if result.move else None,
-                      None if pov is None else (f"mate {pov.mate()}" if pov.is_mate() else f"cp {pov.score()}"),
-                      pov.mate() if pov is not None and pov.is_mate() else None, int(info.get("depth", 0)),
+        return Answer(result.move.uci() if result.move else None, pov, int(info.get("depth", 0)),
                       int(info.get("nodes", 0)), time.monotonic() - start, [m.uci() for m in info.get("pv", [])])
 
     def move(self, board: chess.Board) -> AgentMove:
         answer = self.answer(board)
-        return AgentMove(chess.Move.from_uci(answer.move) if answer.move else None, answer.score or "")
+        return AgentMove(chess.Move.from_uci(answer.move) if answer.move else None, answer.score_text() or "")
 
     def close(self) -> None:
         """Quit the engine; one that does not quit within a few seconds is killed."""

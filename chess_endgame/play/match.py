@@ -92,7 +92,7 @@ class MatchOutcome:
         if spec.tc is not None:
             return str(spec.tc)
         limits = spec.limits
-        return (f"movetime {limits.movetime} ms" if limits.movetime else f"depth {limits.depth}" if limits.depth
+        return (f"movetime {round(limits.time * 1000)} ms" if limits.time else f"depth {limits.depth}" if limits.depth
                 else f"nodes {limits.nodes}" if limits.nodes else "-")
 
     def summary(self) -> dict:

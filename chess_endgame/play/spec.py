@@ -5,9 +5,10 @@ from __future__ import annotations
 import re
 import shlex
 import sys
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
-from chess_endgame.play.engines import SearchLimits
+import chess.engine
+
 from chess_endgame.play.game import Clock
 
 #: The engine name that means this project's own UCI engine, run by this Python.
@@ -75,7 +76,7 @@ class MatchSpec:
     games: int
     #: The clock; without it every move has ``limits`` (movetime, depth, nodes).
     tc: TimeControl | None = None
-    limits: SearchLimits = SearchLimits()
+    limits: chess.engine.Limit = field(default_factory=chess.engine.Limit)
     #: Table directories for adjudication and the engines' SyzygyPath ("" when there are none).
     syzygy_path: str = ""
     tb_adjudication: bool = True

@@ -19,7 +19,7 @@ from chess_endgame.board import RESULT_POINTS, epd_lines, is_quiet, random_posit
 from chess_endgame.chooser import Choice, choose, game_result
 from chess_endgame.engine.evaluation import Evaluator, Weights
 from chess_endgame.engine.player import Player, PlayerOptions
-from chess_endgame.play.engines import PlayerEngine, SearchLimits
+from chess_endgame.play.engines import PlayerEngine
 from chess_endgame.play.game import play_game
 from chess_endgame.tablebase.prober import Prober
 
@@ -88,7 +88,7 @@ def is_balanced(score: chess.engine.Score | None, max_cp: int = BALANCED_CP) -> 
 
 def default_judge(prober: Prober | None, nodes: int = BALANCE_NODES) -> PlayerEngine:
     """This project's search at ``nodes`` nodes a start, its hash cleared for each (so a seed's starts repeat)."""
-    return PlayerEngine(Player(prober, options=PlayerOptions(faster_mate=False)), SearchLimits(nodes=nodes))
+    return PlayerEngine(Player(prober, options=PlayerOptions(faster_mate=False)), chess.engine.Limit(nodes=nodes))
 
 
 def balanced_starts(count: int, seed: int, prober: Prober | None = None, *, judge: Judge | None = None,
@@ -181,8 +181,8 @@ def play_match(first: Weights, second: Weights, *, games: int, nodes: int, seed:
                 break
             for player in players.values():
                 player.new_game()
-            a = PlayerEngine(players["first"], SearchLimits(nodes=nodes), name="first")
-            b = PlayerEngine(players["second"], SearchLimits(nodes=nodes), name="second")
+            a = PlayerEngine(players["first"], chess.engine.Limit(nodes=nodes), name="first")
+            b = PlayerEngine(players["second"], chess.engine.Limit(nodes=nodes), name="second")
             white, black = (a, b) if first_plays_white else (b, a)
             record = play_game(start, white, black, max_plies=max_plies, adjudicator=adjudicator)
             result.record.append((start.fen(), first_plays_white, record.result))

@@ -7,9 +7,10 @@ them through the batch runner; :mod:`.annotate` writes the annotated PGN, the
 summary and JSON; :mod:`.curve` draws the evaluation curve as SVG.
 """
 
+from chess_endgame.pgn import PgnError, PgnGame, Skipped, read_games
 from chess_endgame.review.annotate import annotated_game, annotated_pgn, record, summary
 from chess_endgame.review.curve import curve_svg
-from chess_endgame.review.games import PgnError, PgnGame, ReviewSpec, Skipped, read_games, review_games
+from chess_endgame.review.games import ReviewSpec, review_games
 from chess_endgame.review.judge import Judgement
 from chess_endgame.review.reviewer import DEFAULT_NODES, GameReview, MoveReview, Reviewer, ReviewOptions
 

@@ -16,7 +16,7 @@ both under the 50-move rule and the game's history, from the mover's view:
 
 Beyond the tables (:func:`eval_judgement`) it is Lichess's rule (lila
 ``Advice.scala`` / ``WinPercent.scala``): centipawns, clamped to ±1000, map to
-winning chances ``2 / (1 + exp(-0.00368208 cp)) - 1`` in [-1, 1]; a drop of the
+winning chances in [-1, 1] (python-chess's Lichess model: ``2 / (1 + exp(-0.00368208 cp)) - 1``); a drop of the
 mover's chances by 0.3 is a blunder (``??``), 0.2 a mistake (``?``), 0.1 an
 inaccuracy (``?!``); a forced mate lost or a mate allowed is judged by the
 centipawns on the other side of it.
@@ -25,7 +25,6 @@ centipawns on the other side of it.
 from __future__ import annotations
 
 import enum
-import math
 from dataclasses import dataclass
 
 import chess
@@ -37,9 +36,8 @@ from chess_endgame.text import plural
 
 #: Plies before the 50-move draw below which spending the margin matters (``?!``).
 TIGHT_PLIES = 10
-#: Lichess's constants: centipawn ceiling and the slope of the winning-chances curve.
+#: Lichess's centipawn ceiling: a mate counts as this much.
 CP_CEILING = 1000
-WIN_CHANCE_SLOPE = 0.00368208
 
 
 class Judgement(enum.Enum):
@@ -144,13 +142,14 @@ def tablebase_judgement(best: RankedMove, played: RankedMove, *, repeats: bool =
 
 
 def winning_chances(score: chess.engine.Score) -> float:
-    """Lichess's winning chances in [-1, 1] of a score from one side's view (mates: ±ceiling)."""
+    """Lichess's winning chances in [-1, 1] of a score from one side's view: python-chess's Lichess model
+    (:meth:`chess.engine.Cp.wdl`, ``model="lichess"``, which clamps at the ceiling), mates at ±ceiling."""
     mate = score.mate()
     if mate is not None:
-        cp = CP_CEILING if mate > 0 or (mate == 0 and score == chess.engine.MateGiven) else -CP_CEILING
-    else:
-        cp = max(-CP_CEILING, min(CP_CEILING, score.score() or 0))
-    return 2 / (1 + math.exp(-WIN_CHANCE_SLOPE * cp)) - 1
+        score = chess.engine.Cp(CP_CEILING if mate > 0 or (mate == 0 and score == chess.engine.MateGiven)
+                                else -CP_CEILING)
+    wdl = score.wdl(model="lichess")
+    return (wdl.wins - wdl.losses) / 1000
 
 
 def eval_judgement(before: chess.engine.Score, after: chess.engine.Score) -> Verdict:

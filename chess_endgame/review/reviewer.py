@@ -27,6 +27,7 @@ import chess.syzygy
 from chess_endgame.chooser import Choice, game_result, rank_move
 from chess_endgame.engine.player import Decision, Player, PlayerOptions
 from chess_endgame.engine.result import Limits, Score
+from chess_endgame.pgn import game_problem
 from chess_endgame.review.judge import TIGHT_PLIES, Judgement, Verdict, drawn_by, eval_judgement, tablebase_judgement
 from chess_endgame.tablebase.prober import NotCoveredError, Prober
 from chess_endgame.tablebase.remote import RemoteProber, RootProber
@@ -124,21 +125,6 @@ class _Position:
     def choice(self) -> Choice | None:
         d = self.decision
         return d.choice if d is not None and d.source == "tablebase" and d.choice is not None else None
-
-
-def game_problem(game: chess.pgn.Game) -> str | None:
-    """Why ``game`` cannot be reviewed (a parse error, a bad FEN, a variant, an illegal start), or None."""
-    if game.errors:
-        return str(game.errors[0])
-    try:
-        board = game.board()
-    except ValueError as exc:
-        return f"bad FEN: {exc}"
-    if board.uci_variant != "chess":  # type: ignore[attr-defined]
-        return f"variant {game.headers.get('Variant', board.uci_variant)!r} is not supported"
-    if board.status() & ~chess.STATUS_BAD_CASTLING_RIGHTS:
-        return f"illegal start position {board.fen()}"
-    return None
 
 
 def pov(score: Score | None, turn: chess.Color) -> chess.engine.PovScore | None:

@@ -8,8 +8,8 @@ positions in parallel processes, :mod:`.report` sums up and writes JSON/CSV.
 
 from chess_endgame.suite.items import Item, LoadError, load_files
 from chess_endgame.suite.report import Summary, summarize, write_csv, write_json
-from chess_endgame.suite.runner import EngineSpec, Outcome, run_items
+from chess_endgame.suite.runner import EngineSpec, SuiteRun, run_items
 from chess_endgame.suite.scoring import Result
 
-__all__ = ["EngineSpec", "Item", "LoadError", "Outcome", "Result", "Summary", "load_files", "run_items",
+__all__ = ["EngineSpec", "Item", "LoadError", "SuiteRun", "Result", "Summary", "load_files", "run_items",
            "summarize", "write_csv", "write_json"]

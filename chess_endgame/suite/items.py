@@ -80,7 +80,7 @@ def load_file(path: str, *, theme: str | None = None) -> tuple[list[Item], list[
     :raises LoadError: when the file cannot be opened or is not a suite at all.
     """
     try:
-        text = read_text(path, "EPD lines or Lichess puzzles")
+        text = read_text(path, "EPD lines or Lichess puzzles", kind="suite")
     except ValueError as exc:
         raise LoadError(f"{exc}") from None
     if path.lower().endswith(".csv") or text.startswith("PuzzleId,"):

@@ -12,7 +12,7 @@ from chess_endgame.batch.local import LocalProcesses
 from chess_endgame.batch.protocol import Backend, BackendError, WorkerLost
 from chess_endgame.batch.runner import run_batch
 from chess_endgame.engine.player import Player
-from chess_endgame.play.engines import EngineError, ExternalEngine, PlayerEngine, SearchLimits
+from chess_endgame.play.engines import EngineError, ExternalEngine, PlayerEngine
 from chess_endgame.play.game import TablebaseAgent, play_game
 from chess_endgame.suite.items import Item
 from chess_endgame.suite.scoring import Result, check_epd, expected_result, tablebase_verdict
@@ -29,7 +29,7 @@ class EngineSpec:
 
     command: str | None = None  # None: this project's player, in-process
     options: tuple[tuple[str, str], ...] = ()
-    limits: SearchLimits = SearchLimits()
+    limits: chess.engine.Limit = field(default_factory=chess.engine.Limit)
     syzygy_path: str | None = None
     play: bool = False
     max_plies: int = 300
@@ -46,7 +46,9 @@ class EngineSpec:
 
 
 @dataclass
-class Outcome:
+class SuiteRun:
+    """What a suite run gives back: every result, and what went wrong on the way."""
+
     results: list[Result] = field(default_factory=list)
     interrupted: bool = False
     #: Engine failures (start-up, crashes), in order.
@@ -91,7 +93,7 @@ class _Worker:
         return result
 
     def _note(self, result: Result, answer) -> None:
-        result.score = result.score or answer.score
+        result.score = result.score or answer.score_text()
         result.depth = max(result.depth, answer.depth)
         result.nodes += answer.nodes
         result.seconds += answer.seconds
@@ -150,7 +152,7 @@ def _mates_now(board: chess.Board, uci: str) -> bool:
 
 
 def run_items(items: list[Item], spec: EngineSpec, *, jobs: int = 1, backend: Backend | None = None,
-              on_result: Callable[[Result], None] | None = None) -> Outcome:
+              on_result: Callable[[Result], None] | None = None) -> SuiteRun:
     """Solve every item; ``on_result`` sees each result as it arrives. Ctrl-C keeps what is done.
 
     Runs through the shared batch runner (:mod:`..batch`), one engine per process
@@ -160,7 +162,7 @@ def run_items(items: list[Item], spec: EngineSpec, *, jobs: int = 1, backend: Ba
     :raises EngineError: when the engine cannot be started at all.
     :raises BackendError: when the back end cannot start (a node without the tables).
     """
-    outcome = Outcome()
+    outcome = SuiteRun()
 
     def take(result: Result) -> bool:
         if on_result:

@@ -29,6 +29,7 @@ import numpy as np
 
 from chess_endgame.board import RESULT_POINTS, is_quiet, random_position
 from chess_endgame.engine.evaluation import FEATURES, WEIGHTS_FILE, feature_matrix, load_weights
+from chess_endgame.pgn import PgnError, parse_game, read_games
 from chess_endgame.tablebase.prober import NotCoveredError, Prober
 
 Progress = Callable[[int], None]
@@ -115,52 +116,34 @@ def tablebase_positions(prober: Prober, per_material: int, seed: int, *, cursed_
     return boards, labels, sources
 
 
-class PgnError(ValueError):
-    """A PGN file that cannot be read, or that gives no labelled position."""
-
-
-class _GameBuilder(chess.pgn.GameBuilder):
-    """python-chess's game builder without logging: a game's errors stay in ``game.errors``."""
-
-    def handle_error(self, error: Exception) -> None:
-        self.game.errors.append(error)
-
-
 def pgn_positions(path: str, per_game: int, seed: int, *, skip_plies: int = 16
                   ) -> tuple[list[chess.Board], list[float], list[str]]:
     """Quiet positions from the games of a PGN file, labelled by the game's result (side to move).
 
-    :raises PgnError: when the file is not PGN or none of its finished games gives a position.
+    :raises PgnError: when the file is not PGN or none of its finished games gives a position (games that
+        cannot be replayed are left out).
     """
     rng = random.Random(seed)
     boards, labels = [], []
-    games = 0
-    with open(path, encoding="utf-8", errors="replace") as f:
-        while True:
-            try:
-                game = chess.pgn.read_game(f, Visitor=_GameBuilder)
-            except Exception as exc:  # noqa: BLE001 - python-chess's parser fails in many ways on non-PGN text
-                raise PgnError(f"{path} is not a readable PGN file (game {games + 1}: "
-                               f"{type(exc).__name__}: {exc})") from None
-            if game is None:
-                break
-            games += 1
-            result = game.headers.get("Result", "*")
-            if result not in RESULT_POINTS:
-                continue
-            white_score = RESULT_POINTS[result]
-            board = game.board()
-            candidates = []
-            for ply, move in enumerate(game.mainline_moves()):
-                board.push(move)
-                if ply >= skip_plies and is_quiet(board):
-                    candidates.append(board.copy(stack=False))
-            for board in rng.sample(candidates, min(per_game, len(candidates))):
-                boards.append(board)
-                labels.append(white_score if board.turn == chess.WHITE else 1.0 - white_score)
+    games, _ = read_games(path)
+    for pgn_game in games:
+        game = parse_game(pgn_game.text)
+        result = game.headers.get("Result", "*") if game is not None else "*"
+        if game is None or result not in RESULT_POINTS:
+            continue
+        white_score = RESULT_POINTS[result]
+        board = game.board()
+        candidates = []
+        for ply, move in enumerate(game.mainline_moves()):
+            board.push(move)
+            if ply >= skip_plies and is_quiet(board):
+                candidates.append(board.copy(stack=False))
+        for board in rng.sample(candidates, min(per_game, len(candidates))):
+            boards.append(board)
+            labels.append(white_score if board.turn == chess.WHITE else 1.0 - white_score)
     if not boards:
         raise PgnError(f"{path}: no quiet position after ply {skip_plies} in a finished game "
-                       f"(1-0, 0-1, 1/2-1/2) among its {games} games")
+                       f"(1-0, 0-1, 1/2-1/2) among its {len(games)} games")
     return boards, labels, ["pgn"] * len(boards)
 
 

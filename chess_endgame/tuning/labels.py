@@ -47,7 +47,7 @@ from chess_endgame.board import RESULT_POINTS, epd_lines, is_quiet, random_posit
 from chess_endgame.engine.evaluation import Evaluator, Weights
 from chess_endgame.engine.player import Player, PlayerOptions
 from chess_endgame.engine.result import Limits
-from chess_endgame.play.engines import PlayerEngine, SearchLimits
+from chess_endgame.play.engines import PlayerEngine
 from chess_endgame.play.game import play_game
 from chess_endgame.play.starts import tablebase_adjudicator
 from chess_endgame.tablebase.prober import Prober
@@ -154,7 +154,7 @@ class SelfPlay:
         rng = self._rng(number)
         start = self.start(rng)
         self.player.new_game()
-        engine = PlayerEngine(self.player, SearchLimits(nodes=self.nodes), name="self")
+        engine = PlayerEngine(self.player, chess.engine.Limit(nodes=self.nodes), name="self")
         seen = [start.copy(stack=False)]
         record = play_game(start, engine, engine, max_plies=self.max_plies, adjudicator=self.adjudicator,
                            on_move=lambda board, _: seen.append(board.copy(stack=False)))
