@@ -156,6 +156,10 @@ def test_a_start_is_balanced_within_150_cp_and_not_a_draw() -> None:
     assert all(is_balanced(score) for score in kept)
     assert not any(is_balanced(score) for score in refused)
     assert is_balanced(Cp(300), max_cp=300) and not is_balanced(Cp(301), max_cp=300)
+    # The tuner's self-play starts take a 0.00 too, and never a mate or a missing score (its own copy of this
+    # rule read .mate of a score that could be None).
+    assert is_balanced(Cp(0), refuse_draws=False) and is_balanced(Cp(-150), refuse_draws=False)
+    assert not any(is_balanced(score, refuse_draws=False) for score in (None, Cp(151), Mate(2), Mate(-2)))
 
 
 class ScriptedJudge:

@@ -80,10 +80,11 @@ def starting_positions(count: int, seed: int, accept: Callable[[chess.Board], bo
     return boards
 
 
-def is_balanced(score: chess.engine.Score | None, max_cp: int = BALANCED_CP) -> bool:
-    """A judge's score of a start (either side's view) that keeps it: within ``max_cp``, neither 0 nor a mate."""
+def is_balanced(score: chess.engine.Score | None, max_cp: int = BALANCED_CP, *, refuse_draws: bool = True) -> bool:
+    """A judge's score of a start (either side's view) that keeps it: within ``max_cp``, not a mate, and not
+    0 (a draw it found) unless ``refuse_draws`` is False (the tuner's self-play wants drawn starts too)."""
     cp = None if score is None else score.score()  # None for a mate
-    return cp is not None and 0 < abs(cp) <= max_cp
+    return cp is not None and (0 < abs(cp) or not refuse_draws) and abs(cp) <= max_cp
 
 
 def default_judge(prober: Prober | None, nodes: int = BALANCE_NODES) -> PlayerEngine:

@@ -23,7 +23,7 @@ import enum
 import os
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
-from typing import Protocol
+from typing import Protocol, TypeVar
 
 import chess
 import chess.syzygy
@@ -228,7 +228,42 @@ class TablebaseProber(Protocol):
     def close(self) -> None: ...
 
 
-class Prober:
+_P = TypeVar("_P", bound="ProberBase")
+
+
+class ProberBase:
+    """What every prober shares: the piece-count limit and the counters. A subclass sets ``_largest`` (the most
+    pieces it can answer) before ``probe_limit``, and defines ``close()``."""
+
+    _largest: int
+    #: Largest piece count probed: the smaller of what is there and :attr:`probe_limit`.
+    max_pieces: int
+    stats: ProbeStats
+
+    @property
+    def probe_limit(self) -> int:
+        """Use the tables only up to this many pieces (UCI ``SyzygyProbeLimit``)."""
+        return self._probe_limit
+
+    @probe_limit.setter
+    def probe_limit(self, value: int) -> None:
+        self._probe_limit = value
+        self.max_pieces = min(self._largest, value)
+
+    def reset_stats(self) -> None:
+        self.stats = ProbeStats()
+
+    def close(self) -> None:
+        raise NotImplementedError
+
+    def __enter__(self: _P) -> _P:
+        return self
+
+    def __exit__(self, *exc_info: object) -> None:
+        self.close()
+
+
+class Prober(ProberBase):
     """Probes Syzygy tables in one or more directories.
 
     ``path`` is a list of directories or one os.pathsep-separated string (like
@@ -256,16 +291,6 @@ class Prober:
     # -- configuration ---------------------------------------------------
 
     @property
-    def probe_limit(self) -> int:
-        """Use the tables only up to this many pieces (UCI ``SyzygyProbeLimit``)."""
-        return self._probe_limit
-
-    @probe_limit.setter
-    def probe_limit(self, value: int) -> None:
-        self._probe_limit = value
-        self.max_pieces = min(self._largest, value)
-
-    @property
     def available(self) -> bool:
         """True when at least one WDL table was found."""
         return bool(self.files.wdl)
@@ -273,21 +298,12 @@ class Prober:
     def summary(self) -> str:
         return self.files.summary()
 
-    def reset_stats(self) -> None:
-        self.stats = ProbeStats()
-
     def clear_cache(self) -> None:
         self._wdl_cache.clear()
         self._dtz_cache.clear()
 
     def close(self) -> None:
         self._tables.close()
-
-    def __enter__(self) -> Prober:
-        return self
-
-    def __exit__(self, *exc_info: object) -> None:
-        self.close()
 
     # -- probing -----------------------------------------------------------
 

@@ -54,7 +54,15 @@ from chess_endgame.tablebase.lichess import (
     retry_after,
 )
 from chess_endgame.tablebase.paths import user_directory
-from chess_endgame.tablebase.prober import NotCovered, NotCoveredError, ProbeResult, ProbeStats, Reason, TablebaseProber
+from chess_endgame.tablebase.prober import (
+    NotCovered,
+    NotCoveredError,
+    ProberBase,
+    ProbeResult,
+    ProbeStats,
+    Reason,
+    TablebaseProber,
+)
 from chess_endgame.version import __version__
 
 #: Seconds one request may take at most (lichess-bot's online tablebase timeout).
@@ -170,7 +178,7 @@ class _Http:
         self._loop = self._thread = self._session = None
 
 
-class RemoteProber:
+class RemoteProber(ProberBase):
     """A :class:`~.tablebase.TablebaseProber` on a server speaking the Lichess tablebase API.
 
     ``url`` is the server's base (``http://127.0.0.1:8000``; ``/standard`` is
@@ -200,16 +208,6 @@ class RemoteProber:
         self._failures = 0                # timeouts / refused connections in a row
 
     # -- the prober interface ---------------------------------------------------------------------
-
-    @property
-    def probe_limit(self) -> int:
-        """Ask only up to this many pieces (UCI ``SyzygyProbeLimit``, capped at the server's 7)."""
-        return self._probe_limit
-
-    @probe_limit.setter
-    def probe_limit(self, value: int) -> None:
-        self._probe_limit = value
-        self.max_pieces = min(self._largest, value)
 
     @property
     def available(self) -> bool:
@@ -251,9 +249,6 @@ class RemoteProber:
             return exc.answer
         return ProbeResult(wdl, dtz)
 
-    def reset_stats(self) -> None:
-        self.stats = ProbeStats()
-
     def clear_cache(self) -> None:
         """Forget the answers held in memory (the disk cache stays)."""
         self._memory.clear()
@@ -263,12 +258,6 @@ class RemoteProber:
         self._http.close()
         if self.cache is not None:
             self.cache.close()
-
-    def __enter__(self) -> RemoteProber:
-        return self
-
-    def __exit__(self, *exc_info: object) -> None:
-        self.close()
 
     # -- answers -------------------------------------------------------------------------------------
 

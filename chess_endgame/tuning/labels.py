@@ -7,7 +7,7 @@ so a game depends only on the seed, its number and the weights) from seeded
 random starts of :data:`MIN_PIECES` to :data:`MAX_PIECES` pieces: balanced
 material (the same pieces each side, at most a pawn or a bishop-for-knight
 apart), a quiet position that a short search scores within
-:data:`BALANCED_CP`. The tables adjudicate a game as soon as they cover it.
+:data:`~chess_endgame.play.starts.BALANCED_CP`. The tables adjudicate a game as soon as they cover it.
 Quiet positions of at least :data:`MIN_PIECES` pieces are sampled from each
 finished game (at most ``per_game``) and labelled with the game's result, 1 /
 0.5 / 0 from the side to move's view. Games cut at ``max_plies`` give no
@@ -49,7 +49,7 @@ from chess_endgame.engine.player import Player, PlayerOptions
 from chess_endgame.engine.result import Limits
 from chess_endgame.play.engines import PlayerEngine
 from chess_endgame.play.game import play_game
-from chess_endgame.play.starts import tablebase_adjudicator
+from chess_endgame.play.starts import is_balanced, tablebase_adjudicator
 from chess_endgame.tablebase.prober import Prober
 
 #: Piece counts (kings included) of the self-play starts and of the positions labelled.
@@ -58,8 +58,8 @@ MAX_PIECES = 20
 #: Defaults of the command's --selfplay-nodes and --selfplay-per-game.
 SELFPLAY_NODES = 500
 PER_GAME = 10
-#: A start is kept when a search of :data:`BALANCE_NODES` nodes scores it within this many centipawns.
-BALANCED_CP = 150
+#: A start is kept when a search of this many nodes scores it within :data:`~.play.starts.BALANCED_CP`
+#: centipawns (0.00 included: the labels want drawn starts too).
 BALANCE_NODES = 1000
 #: Pieces drawn (without replacement) for both sides' equal sets.
 _PIECE_POOL = "QRRBBNN"
@@ -146,7 +146,7 @@ class SelfPlay:
                     continue
                 self.player.new_game()
                 score = self.player.decide(board, Limits(nodes=BALANCE_NODES)).score
-                if score.mate is None and abs(score.cp) <= BALANCED_CP:
+                if is_balanced(None if score is None else score.relative(), refuse_draws=False):
                     return board
 
     def game(self, number: int) -> GameLabels:
