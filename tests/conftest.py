@@ -11,14 +11,22 @@ tables always fails.
 from __future__ import annotations
 
 import os
+import queue
 import signal
+import subprocess
+import sys
+import textwrap
+import threading
+import time
 from pathlib import Path
 
 import chess
 import pytest
+from click.testing import CliRunner
 
 from chess_endgame.tablebase.paths import embedded_directory, scan
 from chess_endgame.tablebase.prober import Prober
+from chess_endgame_cli.main import cli
 
 ROOT = Path(__file__).resolve().parent.parent
 SHARED = ROOT.parent / "shared"
@@ -104,3 +112,101 @@ def require_tables(prober: Prober, *names: str) -> None:
     missing = [n for n in names if n not in prober.files.wdl or n not in prober.files.dtz]
     if missing:
         missing_tables(f"needs the Syzygy tables {', '.join(missing)}; {HOW_TO_GET_FIVE}")
+
+
+# -- helpers the test files share ----------------------------------------------------------------------------
+
+def run(*args: str) -> tuple[int, str, str]:
+    """``chess-endgame ARGS`` in this process (click's runner): exit code, stdout, stderr."""
+    result = CliRunner().invoke(cli, list(args))
+    return result.exit_code, result.stdout, result.stderr
+
+
+#: The UCI engine of the venv that runs the tests.
+ENGINE = [str(Path(sys.executable).parent / "chess-endgame"), "uci"]
+
+
+class Pipe:
+    """The engine on raw pipes, its output lines collected with arrival times."""
+
+    def __init__(self, command: list[str] | None = None, env: dict | None = None) -> None:
+        self.proc = subprocess.Popen(command or ENGINE, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                                     stderr=subprocess.PIPE, text=True, bufsize=1, env=env)
+        self.lines: queue.Queue[tuple[float, str]] = queue.Queue()
+        self.seen: list[str] = []
+        threading.Thread(target=self._read, daemon=True).start()
+
+    def _read(self) -> None:
+        assert self.proc.stdout is not None
+        for line in self.proc.stdout:
+            self.lines.put((time.monotonic(), line.rstrip("\n")))
+
+    def handshake(self) -> Pipe:
+        """uci, then isready as GUIs send it: readyok comes once the compiled search core is loaded."""
+        self.send("uci")
+        self.expect("uciok")
+        self.send("isready")
+        self.expect("readyok", 120)
+        return self
+
+    def send(self, line: str) -> None:
+        assert self.proc.stdin is not None
+        self.proc.stdin.write(line + "\n")
+        self.proc.stdin.flush()
+
+    def expect(self, prefix: str, timeout: float = 20) -> tuple[float, str]:
+        end = time.monotonic() + timeout
+        while True:
+            left = end - time.monotonic()
+            if left <= 0:
+                raise AssertionError(f"no line starting with {prefix!r}; saw {self.seen[-10:]}")
+            try:
+                at, line = self.lines.get(timeout=left)
+            except queue.Empty:
+                continue
+            self.seen.append(line)
+            if line.startswith(prefix):
+                return at, line
+
+    def drain(self, wait: float = 0.3) -> list[str]:
+        time.sleep(wait)
+        out = []
+        while not self.lines.empty():
+            out.append(self.lines.get()[1])
+        self.seen += out
+        return out
+
+    def close(self) -> int:
+        if self.proc.poll() is None:
+            try:
+                self.send("quit")
+            except (BrokenPipeError, OSError):
+                pass
+        try:
+            return self.proc.wait(timeout=10)
+        finally:
+            self.proc.kill()
+
+
+#: A UCI engine (a Python script) that dies on its third ``go``.
+CRASHING_ENGINE = textwrap.dedent("""
+    import sys, chess
+    board, games = chess.Board(), 0
+    for line in sys.stdin:
+        cmd = line.split()
+        if not cmd:
+            continue
+        if cmd[0] == "uci":
+            print("id name crasher"); print("uciok", flush=True)
+        elif cmd[0] == "isready":
+            print("readyok", flush=True)
+        elif cmd[0] == "position":
+            board = chess.Board(" ".join(cmd[2:8])) if cmd[1] == "fen" else chess.Board()
+        elif cmd[0] == "go":
+            games += 1
+            if games == 3:
+                sys.exit(1)
+            print("bestmove " + next(iter(board.legal_moves)).uci(), flush=True)
+        elif cmd[0] == "quit":
+            break
+""")

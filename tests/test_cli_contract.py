@@ -19,11 +19,12 @@ from pathlib import Path
 import chess.pgn
 import click
 import pytest
-from click.testing import CliRunner
 
 from chess_endgame.play.engines import HANDSHAKE_TIMEOUT
 from chess_endgame_cli.common import EngineCommand, OutputFile
 from chess_endgame_cli.main import cli
+
+from .conftest import run
 
 DATA = Path(__file__).parent / "data"
 EXECUTABLE = str(Path(sys.executable).parent / "chess-endgame")
@@ -60,11 +61,6 @@ COMMANDS = leaf_commands()
 
 def options(command: click.Command) -> list[click.Option]:
     return [p for p in command.params if isinstance(p, click.Option) and not p.hidden]
-
-
-def run(*args: str) -> tuple[int, str, str]:
-    result = CliRunner().invoke(cli, list(args))
-    return result.exit_code, result.stdout, result.stderr
 
 
 def assert_one_line_error(code: int, out: str, err: str, *words: str) -> None:

@@ -32,7 +32,7 @@ from chess_endgame.tablebase.prober import Prober
 from chess_endgame.tuning import labels
 from chess_endgame_cli.main import cli
 
-from .test_suite import CRASHING_ENGINE
+from .conftest import CRASHING_ENGINE
 
 DATA = Path(__file__).parent / "data"
 EXECUTABLE = str(Path(sys.executable).parent / "chess-endgame")

@@ -9,6 +9,7 @@ import sys
 
 import chess
 
+from chess_endgame.engine.core import jit, tree
 from chess_endgame.engine.result import Limits
 from chess_endgame.engine.search import Searcher
 
@@ -25,7 +26,10 @@ POSITIONS = [
 _SCRIPT = """
 import json, sys
 import chess
-from chess_endgame.engine.search import Limits, Searcher
+from chess_endgame.engine.core import jit, tree
+from chess_endgame.engine.result import Limits
+from chess_endgame.engine.search import Searcher
+assert not jit.COMPILED and not hasattr(tree.root, "signatures"), "the JIT is on"
 out = []
 for fen, depth in json.loads(sys.argv[1]):
     r = Searcher().search(chess.Board(fen), Limits(depth=depth))
@@ -46,8 +50,12 @@ def _run(jit: bool) -> list[list]:
 
 
 def test_the_same_moves_and_nodes_with_and_without_the_jit() -> None:
+    # This process runs the core compiled (else the test would compare Python with Python): numba dispatchers
+    # that have compiled code for what the searches below called.
+    assert jit.COMPILED, "run this test without NUMBA_DISABLE_JIT: it compares the compiled core with Python"
     compiled = []
     for fen, depth in POSITIONS:
         result = Searcher().search(chess.Board(fen), Limits(depth=depth))
         compiled.append([result.best_move.uci(), result.nodes, result.score.uci()])
+    assert tree.root.signatures  # the searches called compiled code, not the Python
     assert compiled == _run(jit=False)

@@ -19,15 +19,10 @@ from chess_endgame.tablebase.paths import default_directory, embedded_directory,
 from chess_endgame.tablebase.prober import Prober
 from chess_endgame_cli.main import cli
 
-from .conftest import ROOT, SHARED
+from .conftest import ROOT, SHARED, run
 from .httpserver import serve
 
 BIN = Path(sys.executable).parent
-
-
-def run(*args: str) -> tuple[int, str, str]:
-    result = CliRunner().invoke(cli, list(args))
-    return result.exit_code, result.stdout, result.stderr
 
 
 @pytest.fixture

@@ -18,7 +18,6 @@ import chess.engine
 import chess.pgn
 import pytest
 from chess.engine import Cp, Mate
-from click.testing import CliRunner
 
 from chess_endgame.play import elo
 from chess_endgame.play.contestant import open_judge
@@ -28,9 +27,8 @@ from chess_endgame.play.match import run_match
 from chess_endgame.play.spec import EngineConfig, MatchSpec, TimeControl
 from chess_endgame.play.starts import NoBalancedStarts, balanced_starts, default_judge, is_balanced, starting_positions
 from chess_endgame.tablebase.paths import resolve_path
-from chess_endgame_cli.main import cli
 
-from .conftest import require_tables
+from .conftest import require_tables, run
 
 BIN = Path(sys.executable).parent
 OURS = str(BIN / "chess-endgame-uci")
@@ -39,11 +37,6 @@ FAKE = f"{sys.executable} {Path(__file__).parent / 'fake_engine.py'}"
 #: 8 pieces: beyond the tables, so games are played, not adjudicated at once.
 FEN = "8/5pk1/6p1/8/3R4/6P1/5PK1/4r3 w - - 0 1"
 needs_stockfish = pytest.mark.skipif(STOCKFISH is None, reason="Stockfish is not installed (.ci/run installs it)")
-
-
-def run(*args: str) -> tuple[int, str, str]:
-    result = CliRunner().invoke(cli, ["match", *args])
-    return result.exit_code, result.stdout, result.stderr
 
 
 def read_pgn(text: str) -> list[chess.pgn.Game]:
@@ -213,8 +206,9 @@ def check_match(out: str, pgn_text: str, games: int, names: tuple[str, str]) -> 
 
 def test_our_engine_against_itself(syzygy_path: str, tmp_path: Path) -> None:
     pgn = tmp_path / "games.pgn"
-    code, out, err = run("--engine", OURS, "--engine", "self", "--nodes", "200", "--games", "4", "--name1", "A",
-                         "--name2", "B", "--pgn", str(pgn), "--json")
+    code, out, err = run(
+        "match", "--engine", OURS, "--engine", "self", "--nodes", "200", "--games", "4", "--name1", "A",
+        "--name2", "B", "--pgn", str(pgn), "--json")
     assert code == 0, err
     data = check_match(out, pgn.read_text(), 4, ("A", "B"))
     assert all(e["tables"] and e["avg_nodes"] for e in data["summary"]["engines"])
@@ -224,8 +218,9 @@ def test_our_engine_against_itself(syzygy_path: str, tmp_path: Path) -> None:
 
 @needs_stockfish
 def test_against_stockfish_at_depth_1_in_two_jobs(syzygy_path: str) -> None:
-    code, out, err = run("--engine", "self", "--engine", STOCKFISH, "--depth", "1", "--games", "4", "--jobs", "2",
-                         "--pgn", "-", "--max-plies", "120")
+    code, out, err = run(
+        "match", "--engine", "self", "--engine", STOCKFISH, "--depth", "1", "--games", "4", "--jobs", "2",
+        "--pgn", "-", "--max-plies", "120")
     assert code == 0, err
     assert "Elo difference: " in err and " vs Stockfish" in err and ": 4 games at depth 1; " in err
     games = read_pgn(out)
@@ -238,8 +233,9 @@ def test_stockfish_keeps_to_a_tiny_clock(syzygy_path: str, tmp_path: Path) -> No
     pgn = tmp_path / "clocked.pgn"
     # Two games at once are four engines on CI's two cores: Stockfish's default 10 ms Move Overhead lost it a
     # game on time once the compiled search used its full share, so it gets what a GUI on a busy machine sets.
-    code, out, err = run("--engine", STOCKFISH, "--engine", "self", "--option1", "Move Overhead=100", "--tc", "1+0.02",
-                         "--games", "2", "--jobs", "2", "--pgn", str(pgn), "--json", "--max-plies", "150")
+    code, out, err = run(
+        "match", "--engine", STOCKFISH, "--engine", "self", "--option1", "Move Overhead=100", "--tc", "1+0.02",
+        "--games", "2", "--jobs", "2", "--pgn", str(pgn), "--json", "--max-plies", "150")
     assert code == 0, err
     data = json.loads(out)
     assert data["summary"]["engines"][0]["time_losses"] == 0 and data["summary"]["games"] == 2
@@ -290,8 +286,9 @@ def test_an_illegal_move_loses() -> None:
 def test_starts_from_an_openings_file(tmp_path: Path) -> None:
     epd = tmp_path / "starts.epd"
     epd.write_text(f"# one start\n{FEN.rsplit(' ', 2)[0]} id \"rook ending\";\n")
-    code, out, err = run("--engine", FAKE, "--engine", f"{FAKE} slow:0.01", "--openings", str(epd), "--games", "3",
-                         "--movetime", "50", "--json", "--no-tb-adjudication", "--max-plies", "10")
+    code, out, err = run(
+        "match", "--engine", FAKE, "--engine", f"{FAKE} slow:0.01", "--openings", str(epd), "--games", "3",
+        "--movetime", "50", "--json", "--no-tb-adjudication", "--max-plies", "10")
     assert code == 0, err
     data = json.loads(out)
     assert {g["start"] for g in data["games"]} == {FEN} and [g["first_white"] for g in data["games"]] == [
@@ -334,24 +331,25 @@ def one_line_error(code: int, out: str, err: str, *words: str) -> None:
      ["balanced starts", "kept 0 of 150"]),
 ])
 def test_bad_input_gives_one_line(args: list[str], words: list[str]) -> None:
-    one_line_error(*run(*args), *words)
+    one_line_error(*run("match", *args), *words)
 
 
 def test_a_bad_openings_file_gives_one_line(tmp_path: Path) -> None:
     epd = tmp_path / "bad.epd"
     epd.write_text(f"{FEN}\nnot a position\n")
-    one_line_error(*run("--engine", "self", "--engine", "self", "--openings", str(epd)), f"{epd}:2")
+    one_line_error(*run("match", "--engine", "self", "--engine", "self", "--openings", str(epd)), f"{epd}:2")
     epd.write_text(f"{FEN}\n")
     for judge in (["--balance-engine", "self"], ["--balance-nodes", "5000"]):
-        one_line_error(*run("--engine", "self", "--engine", "self", "--openings", str(epd), *judge),
+        one_line_error(*run("match", "--engine", "self", "--engine", "self", "--openings", str(epd), *judge),
                        "cannot be used with --openings")
 
 
 @needs_stockfish
 def test_stockfish_judges_the_starts(syzygy_path: str) -> None:
-    code, out, err = run("--engine", FAKE, "--engine", FAKE, "--nodes", "1", "--games", "4", "--max-plies", "4",
-                         "--balance-engine", STOCKFISH, "--balance-option", "Threads=1", "--balance-nodes", "20000",
-                         "--syzygy-path", syzygy_path, "--json")
+    code, out, err = run(
+        "match", "--engine", FAKE, "--engine", FAKE, "--nodes", "1", "--games", "4", "--max-plies", "4",
+        "--balance-engine", STOCKFISH, "--balance-option", "Threads=1", "--balance-nodes", "20000",
+        "--syzygy-path", syzygy_path, "--json")
     assert code == 0, err
     meta = json.loads(out)["meta"]
     assert meta["starts"].startswith("2 balanced endgame starts (seed 1; judged by Stockfish ")

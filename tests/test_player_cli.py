@@ -7,18 +7,13 @@ from pathlib import Path
 
 import chess
 import chess.pgn
-from click.testing import CliRunner
 
 from chess_endgame.chooser import MoveClass
 from chess_endgame.engine.player import Player, PlayerOptions
 from chess_endgame.engine.result import Limits
 from chess_endgame.tablebase.prober import Prober
-from chess_endgame_cli.main import cli
 
-
-def run(*args: str) -> tuple[int, str, str]:
-    result = CliRunner().invoke(cli, list(args))
-    return result.exit_code, result.stdout, result.stderr
+from .conftest import run
 
 
 def test_player_uses_tables_when_they_cover_the_root(prober: Prober) -> None:

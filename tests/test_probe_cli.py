@@ -8,16 +8,10 @@ import sys
 from pathlib import Path
 
 import chess
-from click.testing import CliRunner
 
-from chess_endgame_cli.main import cli
+from .conftest import run
 
 KQK_MATE = "7k/8/6K1/8/8/8/8/5Q2 w - - 0 1"
-
-
-def run(*args: str) -> tuple[int, str, str]:
-    result = CliRunner().invoke(cli, list(args))
-    return result.exit_code, result.stdout, result.stderr
 
 
 def test_probe_text(syzygy_path: str) -> None:

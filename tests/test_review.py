@@ -15,7 +15,6 @@ from pathlib import Path
 import chess
 import chess.pgn
 import pytest
-from click.testing import CliRunner
 
 from chess_endgame.chooser import Choice, MoveClass, choose, rank_move
 from chess_endgame.play.game import TablebaseAgent, play_game
@@ -24,9 +23,8 @@ from chess_endgame.review.curve import CHAR_WIDTH
 from chess_endgame.review.judge import eval_judgement
 from chess_endgame.tablebase.prober import Prober
 from chess_endgame.tablebase.remote import RemoteProber
-from chess_endgame_cli.main import cli
 
-from .conftest import require_pieces, require_tables
+from .conftest import require_pieces, require_tables, run
 from .tbserver import serving
 
 DATA = Path(__file__).parent / "data"
@@ -35,11 +33,6 @@ EXECUTABLE = str(Path(sys.executable).parent / "chess-endgame")
 NODES = ReviewOptions(nodes=4000)
 #: A won KRPvKR position; after ten plies of perfect play White can underpromote to a bishop and draw.
 KRPVKR = "8/5K2/8/5R2/1r2P3/8/8/1k6 w - - 0 1"
-
-
-def run(*args: str) -> tuple[int, str, str]:
-    result = CliRunner().invoke(cli, list(args))
-    return result.exit_code, result.stdout, result.stderr
 
 
 def game_from(fen: str, sans: list[str], **headers: str) -> chess.pgn.Game:

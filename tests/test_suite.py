@@ -7,24 +7,18 @@ import os
 import signal
 import subprocess
 import sys
-import textwrap
 import time
 from pathlib import Path
 
 import pytest
-from click.testing import CliRunner
 
 from chess_endgame.suite import load_files
 from chess_endgame.tablebase.paths import scan
-from chess_endgame_cli.main import cli
+
+from .conftest import CRASHING_ENGINE, run
 
 DATA = Path(__file__).parent / "data"
 STOCKFISH = "/usr/games/stockfish"
-
-
-def run(*args: str) -> tuple[int, str, str]:
-    result = CliRunner().invoke(cli, list(args))
-    return result.exit_code, result.stdout, result.stderr
 
 
 def positions(path: Path) -> dict[str, dict]:
@@ -157,29 +151,6 @@ def test_any_uci_engine(tmp_path: Path) -> None:
                           ("UCI_ShowWDL=yes", "takes true or false")):
         code, _, err = run("suite", str(DATA / "mates.epd"), "--engine", STOCKFISH, "--option", option)
         assert code == 2 and len(err.splitlines()) == 1 and words in err, (option, err)
-
-
-CRASHING_ENGINE = textwrap.dedent("""
-    import sys, chess
-    board, games = chess.Board(), 0
-    for line in sys.stdin:
-        cmd = line.split()
-        if not cmd:
-            continue
-        if cmd[0] == "uci":
-            print("id name crasher"); print("uciok", flush=True)
-        elif cmd[0] == "isready":
-            print("readyok", flush=True)
-        elif cmd[0] == "position":
-            board = chess.Board(" ".join(cmd[2:8])) if cmd[1] == "fen" else chess.Board()
-        elif cmd[0] == "go":
-            games += 1
-            if games == 3:
-                sys.exit(1)
-            print("bestmove " + next(iter(board.legal_moves)).uci(), flush=True)
-        elif cmd[0] == "quit":
-            break
-""")
 
 
 def test_engine_crash_mid_suite(tmp_path: Path) -> None:

@@ -9,18 +9,12 @@ from pathlib import Path
 
 import pytest
 from chess_endgame_tablebases import CHECKSUM_LISTS
-from click.testing import CliRunner
 
 from chess_endgame.tablebase import files as tables
 from chess_endgame.tablebase import paths
-from chess_endgame_cli.main import cli
 
+from .conftest import run
 from .httpserver import serve
-
-
-def run(*args: str) -> tuple[int, str, str]:
-    result = CliRunner().invoke(cli, list(args))
-    return result.exit_code, result.stdout, result.stderr
 
 
 @pytest.fixture(scope="module")

@@ -3,11 +3,9 @@
 from __future__ import annotations
 
 import os
-import queue
 import shutil
 import subprocess
 import sys
-import threading
 import time
 from pathlib import Path
 
@@ -17,71 +15,11 @@ import pytest
 
 from chess_endgame.engine.timeman import budget
 
+from .conftest import ENGINE, Pipe
+
 BIN = Path(sys.executable).parent
-ENGINE = [str(BIN / "chess-endgame"), "uci"]
+
 STOCKFISH = "/usr/games/stockfish"
-
-
-class Pipe:
-    """The engine on raw pipes, its output lines collected with arrival times."""
-
-    def __init__(self, command: list[str] | None = None, env: dict | None = None) -> None:
-        self.proc = subprocess.Popen(command or ENGINE, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
-                                     stderr=subprocess.PIPE, text=True, bufsize=1, env=env)
-        self.lines: queue.Queue[tuple[float, str]] = queue.Queue()
-        self.seen: list[str] = []
-        threading.Thread(target=self._read, daemon=True).start()
-
-    def _read(self) -> None:
-        assert self.proc.stdout is not None
-        for line in self.proc.stdout:
-            self.lines.put((time.monotonic(), line.rstrip("\n")))
-
-    def handshake(self) -> Pipe:
-        """uci, then isready as GUIs send it: readyok comes once the compiled search core is loaded."""
-        self.send("uci")
-        self.expect("uciok")
-        self.send("isready")
-        self.expect("readyok", 120)
-        return self
-
-    def send(self, line: str) -> None:
-        assert self.proc.stdin is not None
-        self.proc.stdin.write(line + "\n")
-        self.proc.stdin.flush()
-
-    def expect(self, prefix: str, timeout: float = 20) -> tuple[float, str]:
-        end = time.monotonic() + timeout
-        while True:
-            left = end - time.monotonic()
-            if left <= 0:
-                raise AssertionError(f"no line starting with {prefix!r}; saw {self.seen[-10:]}")
-            try:
-                at, line = self.lines.get(timeout=left)
-            except queue.Empty:
-                continue
-            self.seen.append(line)
-            if line.startswith(prefix):
-                return at, line
-
-    def drain(self, wait: float = 0.3) -> list[str]:
-        time.sleep(wait)
-        out = []
-        while not self.lines.empty():
-            out.append(self.lines.get()[1])
-        self.seen += out
-        return out
-
-    def close(self) -> int:
-        if self.proc.poll() is None:
-            try:
-                self.send("quit")
-            except (BrokenPipeError, OSError):
-                pass
-        try:
-            return self.proc.wait(timeout=10)
-        finally:
-            self.proc.kill()
 
 
 @pytest.fixture

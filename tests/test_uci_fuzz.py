@@ -12,7 +12,7 @@ import time
 
 import chess
 
-from .test_uci import Pipe
+from .conftest import Pipe
 
 LINES = int(os.environ.get("UCI_FUZZ_LINES", "5000"))
 FENS = [chess.STARTING_FEN, "8/5pk1/6p1/8/3R4/6P1/5PK1/4r3 w - - 0 1", "8/8/3k4/8/8/8/4r3/K5Q1 w - - 90 60",
