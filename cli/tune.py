@@ -15,8 +15,7 @@ from chess_endgame.batch.protocol import Backend, BackendError
 from chess_endgame.engine.evaluation import Weights, WeightsError, load_weights, save_weights
 from chess_endgame.play.starts import MatchResult, play_match
 from chess_endgame.tablebase.prober import Prober
-from chess_endgame.tuning import fit as tuning
-from chess_endgame.tuning import labels as selfplay
+from chess_endgame.tuning import data, gate, labels, pipeline
 
 from .common import (
     STDOUT,
@@ -43,24 +42,20 @@ def _figure(value: float, spec: str, unit: str = "") -> str:
     return "-" if math.isnan(value) else f"{value:{spec}}{unit}"
 
 
-#: Held-out groups of the self-play positions, by piece count (the issue's measure is 6-12).
-PIECE_GROUPS = (("6-12", 6, 12), ("13+", 13, 32))
-
-
 def _play(prober: Prober, start: Weights, games: int, nodes: int, per_game: int, seed: int, backend: Backend,
-          labels_out: str | None, say: Callable[[str], None], err: bool) -> selfplay.LabelSet:
+          labels_out: str | None, say: Callable[[str], None], err: bool) -> labels.LabelSet:
     """Play the self-play games (a progress bar), write their labels; Ctrl-C keeps the games played."""
-    played = selfplay.LabelSet()
+    played = labels.LabelSet()
 
     def write() -> None:
         if labels_out:
             header = [f"chess-endgame tune self-play labels: {played.finished_games + played.unfinished} games, "
                       f"{nodes} nodes a move, seed {seed}, weights: {start.source}"]
             with open_output(labels_out) as f:
-                selfplay.write_labels(played, f, header)
+                labels.write_labels(played, f, header)
 
     with _bar(games, "self-play", "game") as bar:
-        def progress(game: selfplay.GameLabels) -> None:
+        def progress(game: labels.GameLabels) -> None:
             bar.set_postfix(positions=len(played))
             bar.update(1)
 
@@ -68,7 +63,7 @@ def _play(prober: Prober, start: Weights, games: int, nodes: int, per_game: int,
             click.echo(f"chess-endgame: self-play game {number}: {why}", err=True)
 
         try:
-            selfplay.selfplay_labels(prober, start, games, nodes=nodes, seed=seed, per_game=per_game,
+            labels.selfplay_labels(prober, start, games, nodes=nodes, seed=seed, per_game=per_game,
                                      backend=backend, into=played, progress=progress, lost=lost)
         except BackendError as exc:
             bar.close()
@@ -86,26 +81,7 @@ def _play(prober: Prober, start: Weights, games: int, nodes: int, per_game: int,
     return played
 
 
-def _with_selfplay(train: tuning.Dataset, held: tuning.Dataset, played: selfplay.LabelSet, holdout: float,
-                   seed: int, share: float, table_name: str
-                   ) -> tuple[tuning.Dataset, tuning.Dataset, dict[str, tuning.Dataset], int]:
-    """Add the self-play positions (split by game) to the table ones, weighted by source.
-
-    Returns the train and held-out sets, the held-out groups and the number of held-out games.
-    """
-    data = tuning.dataset(played.boards, played.labels, ["selfplay"] * len(played))
-    out = selfplay.split_by_game(played.games, holdout, seed)
-    counts = played.piece_counts()
-    groups = {table_name: held}
-    for name, lo, hi in PIECE_GROUPS:
-        groups[f"self-play, {name} pieces"] = data.take(out & (counts >= lo) & (counts <= hi))
-    train, held = tuning.Dataset.concat([train, data.take(~out)]), tuning.Dataset.concat([held, data.take(out)])
-    for part in (train, held):
-        part.weight = tuning.source_weights(np.array([s == "selfplay" for s in part.source]), share)
-    return train, held, groups, len(set(np.asarray(played.games)[out].tolist()))
-
-
-def _describe_selfplay(played: selfplay.LabelSet, n_train: int, n_held: int, held_games: int,
+def _describe_selfplay(played: labels.LabelSet, n_train: int, n_held: int, held_games: int,
                        labels_path: str | None, nodes: int, share: float, say: Callable[[str], None]) -> None:
     r = played.results
     games = played.finished_games + played.unfinished
@@ -145,11 +121,11 @@ def _describe_selfplay(played: selfplay.LabelSet, n_train: int, n_held: int, hel
 @click.option("--selfplay-games", default=0, show_default=True, type=click.IntRange(0, 10**6), metavar="GAMES",
               help="Also learn from quiet 6- to 20-piece positions of this many self-play games of the start "
                    "weights, labelled by each game's result (0: none).")
-@click.option("--selfplay-nodes", default=selfplay.SELFPLAY_NODES, show_default=True, type=click.IntRange(50, 10**7),
+@click.option("--selfplay-nodes", default=labels.SELFPLAY_NODES, show_default=True, type=click.IntRange(50, 10**7),
               metavar="NODES", help="Search nodes per move in the self-play games.")
-@click.option("--selfplay-per-game", default=selfplay.PER_GAME, show_default=True, type=click.IntRange(1, 1000),
+@click.option("--selfplay-per-game", default=labels.PER_GAME, show_default=True, type=click.IntRange(1, 1000),
               metavar="N", help="Quiet positions sampled per self-play game, at most.")
-@click.option("--selfplay-share", default=tuning.SELFPLAY_SHARE, show_default=True,
+@click.option("--selfplay-share", default=data.SELFPLAY_SHARE, show_default=True,
               type=click.FloatRange(0, 1, min_open=True, max_open=True), metavar="SHARE",
               help="Share of the fit's loss carried by the self-play positions, the table positions carrying "
                    "the rest (0.5: half each).")
@@ -180,8 +156,8 @@ def tune(per_material: int, seed: int, pgn_path: str | None, pgn_per_game: int, 
 
     if install and output == STDOUT:
         fail("--install copies the --output file into the package: give a file name, not -")
-    if install and match_games < tuning.MIN_MATCH_GAMES:
-        fail(f"--install needs --match-games {tuning.MIN_MATCH_GAMES} or more: the tuned weights must not lose "
+    if install and match_games < gate.MIN_MATCH_GAMES:
+        fail(f"--install needs --match-games {gate.MIN_MATCH_GAMES} or more: the tuned weights must not lose "
              "a real match")
     if labels_path and selfplay_games:
         fail("give --labels FILE or --selfplay-games N, not both")
@@ -194,39 +170,29 @@ def tune(per_material: int, seed: int, pgn_path: str | None, pgn_per_game: int, 
     except WeightsError as exc:
         fail(str(exc))
     prober = load_prober(syzygy_path, required=True)
-    extra = tuning.pgn_positions(pgn_path, pgn_per_game, seed) if pgn_path else ([], [], [])
-    played = selfplay.read_labels(labels_path) if labels_path else None
+    extra = data.pgn_positions(pgn_path, pgn_per_game, seed) if pgn_path else ([], [], [])
+    played = labels.read_labels(labels_path) if labels_path else None
     if selfplay_games:
         backend = batch_backend(jobs, cluster, worker_syzygy_path(syzygy_path))
         played = _play(prober, start, selfplay_games, selfplay_nodes, selfplay_per_game, seed, backend, labels_out,
                        say, err)
     kept = f"the self-play labels are written to {labels_out}; " if labels_out else ""
+    materials = data.covered_materials(prober)
     try:
-        materials = tuning.covered_materials(prober)
-        with _bar(len(materials), "sampling", "material") as bar:
-            boards, labels, sources = tuning.tablebase_positions(
-                prober, per_material, seed, cursed_as_draws=not cursed_as_wins, progress=bar.update)
-        boards, labels, sources = boards + extra[0], labels + extra[1], sources + extra[2]
-        if len(boards) < 100:
-            fail(f"only {len(boards)} quiet positions could be labelled; more tables are needed")
-        data = tuning.dataset(boards, labels, sources)
-        train, held = data.split(holdout, seed)
-        groups, held_games = {}, 0
-        if played is not None and len(played):
-            train, held, groups, held_games = _with_selfplay(train, held, played, holdout, seed, selfplay_share,
-                                                 "tables and PGN" if pgn_path else "tables")
-        k = tuning.fit_k(train.x, train.y, start.vector, sample_weight=train.weight)
-        frozen = tuning.frozen_features(train.x, sample_weight=train.weight)
-        with _bar(50, "fitting", "step") as bar:
-            tuned = tuning.fit(train.x, train.y, start.vector, k, l2=l2, frozen=frozen, progress=bar.update,
-                               sample_weight=train.weight)
+        with _bar(len(materials), "sampling", "material") as sampling, _bar(50, "fitting", "step") as fitting:
+            run = pipeline.fit_weights(prober, start, per_material=per_material, seed=seed, holdout=holdout, l2=l2,
+                                       cursed_as_draws=not cursed_as_wins, extra=extra, played=played,
+                                       selfplay_share=selfplay_share,
+                                       table_name="tables and PGN" if pgn_path else "tables",
+                                       sampling=sampling.update, fitting=fitting.update)
+    except pipeline.TooFewPositions as exc:
+        fail(str(exc))
     except KeyboardInterrupt:
         if not kept:
             raise
         interrupted(kept + "no weights were written")
-    report = tuning.evaluate_fit(train, held, start.vector, tuned, k, groups)
-    n_self = sum(1 for s in train.source if s == "selfplay")
-    n_self_held = sum(1 for s in held.source if s == "selfplay")
+    report, k, tuned, frozen = run.report, run.k, run.tuned, run.frozen
+    n_self, n_self_held, held_games = run.selfplay_train, run.selfplay_held, run.held_games
     say(f"positions: {report.train_size - n_self} train, {report.holdout_size - n_self_held} held out "
         f"({len(materials)} materials{', PGN ' + pgn_path if pgn_path else ''}; seed {seed})")
     if played is not None:
@@ -277,8 +243,8 @@ def tune(per_material: int, seed: int, pgn_path: str | None, pgn_per_game: int, 
         say(f"match, tuned against start weights, {match_nodes} nodes a move: +{done.wins} ={done.draws} "
             f"-{done.losses} of {done.games}, score {score:.3f}")
     if install:
-        reasons = tuning.reasons_not_to_install(report, score, match_games)
+        reasons = gate.reasons_not_to_install(report, score, match_games)
         if reasons:
             say(f"shipped weights kept: {'; '.join(reasons)}")
         else:
-            say(f"installed as the shipped weights ({tuning.install(output)})")
+            say(f"installed as the shipped weights ({gate.install(output)})")

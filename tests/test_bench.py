@@ -1,4 +1,5 @@
-"""chess_endgame.bench: the one percentile every benchmark reports."""
+"""chess_endgame.bench and ``chess-endgame bench``: the one percentile every benchmark reports, and what the
+benchmarks print."""
 
 from __future__ import annotations
 
@@ -8,6 +9,8 @@ import numpy as np
 import pytest
 
 from chess_endgame.bench.common import percentile
+
+from .conftest import run
 
 
 @pytest.mark.parametrize("q", [0, 1, 25, 50, 90, 99, 99.9, 100])
@@ -22,3 +25,28 @@ def test_p99_9_differs_from_the_maximum_and_edge_cases() -> None:
     assert percentile([7.0], 99) == 7.0 and math.isnan(percentile([], 50))
     with pytest.raises(ValueError, match="from 0 to 100"):
         percentile(values, 101)
+
+
+def test_bench_commands_print_their_figures(five_pieces: str) -> None:
+    code, out, _ = run("bench", "search", "--depth", "2", "--repeat", "1")
+    assert code == 0 and "signature:" in out and "nodes/cpu-s" in out
+    code, out, _ = run("bench", "choose", "--positions", "1", "--repeat", "1", "--worst-positions", "1")
+    assert code == 0 and "speed-up: median" in out and "same best class" in out
+    assert "worst case, one cold choice each" in out and "p99.9" in out and "reserved by the time manager" in out
+    code, out, _ = run("bench", "probe", "--positions", "10", "--repeat", "1", "--game-plies", "6")
+    assert code == 0 and "WDL, distinct positions" in out and "game replay" in out
+
+
+def test_bench_search_prints_only_what_it_measured() -> None:
+    code, out, err = run("bench", "search", "--depth", "2", "--repeat", "1")
+    assert code == 0, err
+    lines = out.splitlines()
+    assert lines[0].split()[:4] == ["position", "depth", "EBF", "nodes"]
+    rows = [line for line in lines[1:] if line[34:40].strip().isdigit()]
+    assert len(rows) == 13
+    for row in rows:  # nodes/cpu-s is this run's nodes over this run's CPU seconds
+        nodes, cpu, nps = int(row[46:56]), float(row[56:64]), float(row[64:77].replace(",", ""))
+        assert abs(nodes / nps - cpu) <= 0.0051  # the CPU seconds are printed rounded to 0.01
+    total = next(line for line in lines if line.startswith("total"))
+    assert int(total[46:56]) == sum(int(row[46:56]) for row in rows)
+    assert not any(word in out for word in ("sunfish", "peer", "python-chess engine", "reference"))

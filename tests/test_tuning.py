@@ -14,8 +14,7 @@ from chess_endgame.board import is_quiet
 from chess_endgame.engine.evaluation import FEATURES, load_weights
 from chess_endgame.play.starts import play_match, starting_positions
 from chess_endgame.tablebase.prober import Prober
-from chess_endgame.tuning import fit as tune
-from chess_endgame.tuning import labels
+from chess_endgame.tuning import data, fit, gate, labels
 from chess_endgame_cli.main import cli
 
 
@@ -32,10 +31,10 @@ def _synthetic(seed: int, n: int = 40000) -> tuple[np.ndarray, np.ndarray, np.nd
 
 def test_fitter_recovers_known_weights() -> None:
     x, y, w_true, k = _synthetic(1)
-    fitted = tune.fit(x, y, np.zeros(5), k, l2=0.0, steps=100)
+    fitted = fit.fit(x, y, np.zeros(5), k, l2=0.0, steps=100)
     assert np.allclose(fitted, w_true, rtol=0.1, atol=6.0), fitted
     # And k, for fixed true weights.
-    assert tune.fit_k(x, y, w_true) == pytest.approx(k, rel=0.1)
+    assert fit.fit_k(x, y, w_true) == pytest.approx(k, rel=0.1)
 
 
 def test_soft_labels_and_frozen_weights() -> None:
@@ -43,17 +42,17 @@ def test_soft_labels_and_frozen_weights() -> None:
     y = 1 / (1 + np.exp(-k * (x @ w_true)))  # exact probabilities as soft labels
     start = np.array([0.0, 250.0, 0.0, 0.0, 0.0])
     frozen = np.array([False, False, False, True, False])
-    fitted = tune.fit(x, y, start, k, l2=0.0, frozen=frozen, steps=100)
+    fitted = fit.fit(x, y, start, k, l2=0.0, frozen=frozen, steps=100)
     assert fitted[3] == 0.0 and abs(fitted[1] - 300) < 40
-    assert tune.log_loss(x, y, fitted, k) < tune.log_loss(x, y, start, k)
+    assert fit.log_loss(x, y, fitted, k) < fit.log_loss(x, y, start, k)
     # A strong pull keeps the weights at the start.
-    pulled = tune.fit(x, y, start, k, l2=10.0)
+    pulled = fit.fit(x, y, start, k, l2=10.0)
     assert np.allclose(pulled, start, atol=1.0)
 
 
 def test_labels_and_quiet_positions() -> None:
-    assert [tune.label(w) for w in (2, 1, 0, -1, -2)] == [1.0, 0.5, 0.5, 0.5, 0.0]
-    assert [tune.label(w, cursed_as_draws=False) for w in (1, -1)] == [1.0, 0.0]
+    assert [data.label(w) for w in (2, 1, 0, -1, -2)] == [1.0, 0.5, 0.5, 0.5, 0.0]
+    assert [data.label(w, cursed_as_draws=False) for w in (1, -1)] == [1.0, 0.0]
     assert is_quiet(chess.Board("4k3/8/8/8/8/8/8/R3K3 w - - 0 1"))
     assert not is_quiet(chess.Board("4k3/8/8/8/8/8/r7/R3K3 w - - 0 1"))  # a capture pending
     assert not is_quiet(chess.Board("4k3/8/8/8/8/8/8/4K2r w - - 0 1"))   # in check
@@ -62,8 +61,8 @@ def test_labels_and_quiet_positions() -> None:
 def test_accuracy_counts_only_decisive_positions() -> None:
     x = np.array([[1.0, 1.0], [1.0, -1.0], [1.0, 1.0]])
     y = np.array([1.0, 0.0, 0.5])
-    assert tune.sign_accuracy(x, y, np.array([0.0, 100.0])) == 1.0
-    assert tune.sign_accuracy(x, y, np.array([0.0, -100.0])) == 0.0
+    assert fit.sign_accuracy(x, y, np.array([0.0, 100.0])) == 1.0
+    assert fit.sign_accuracy(x, y, np.array([0.0, -100.0])) == 0.0
 
 
 def test_tune_command_writes_loadable_weights(syzygy_path: str, tmp_path: Path) -> None:
@@ -161,23 +160,23 @@ def test_label_file_round_trips(selfplay_run: labels.LabelSet, tmp_path: Path) -
 
 def test_sample_weights_count_rows_and_sources() -> None:
     x, y, _, k = _synthetic(4, n=3000)
-    twice = tune.fit(np.vstack([x, x[:1000]]), np.concatenate([y, y[:1000]]), np.zeros(5), k, l2=1e-4)
-    weighted = tune.fit(x, y, np.zeros(5), k, l2=1e-4, sample_weight=np.r_[np.full(1000, 2.0), np.ones(2000)])
+    twice = fit.fit(np.vstack([x, x[:1000]]), np.concatenate([y, y[:1000]]), np.zeros(5), k, l2=1e-4)
+    weighted = fit.fit(x, y, np.zeros(5), k, l2=1e-4, sample_weight=np.r_[np.full(1000, 2.0), np.ones(2000)])
     assert np.allclose(twice, weighted, rtol=1e-6, atol=1e-6)
-    w = tune.source_weights(np.array([True] * 10 + [False] * 90), 0.5)
+    w = data.source_weights(np.array([True] * 10 + [False] * 90), 0.5)
     assert w[:10].sum() == pytest.approx(w[10:].sum()) and w.mean() == pytest.approx(1.0)
-    assert (tune.source_weights(np.zeros(5, dtype=bool), 0.5) == 1).all()
+    assert (data.source_weights(np.zeros(5, dtype=bool), 0.5) == 1).all()
 
 
 def test_install_needs_every_held_out_group_better() -> None:
-    groups = [tune.GroupFigures("tables", 100, 0.40, 0.38, 0.9, 0.9),
-              tune.GroupFigures("self-play, 6-12 pieces", 50, 0.60, 0.62, 0.7, 0.7),
-              tune.GroupFigures("self-play, 13+ pieces", 0, *[float("nan")] * 4)]
-    report = tune.Report(0.004, 0.5, 0.5, 0.4, 0.4, 0.9, 0.9, 100, 20, groups)
-    assert tune.reasons_not_to_install(report, 0.55, 100) == [
+    groups = [fit.GroupFigures("tables", 100, 0.40, 0.38, 0.9, 0.9),
+              fit.GroupFigures("self-play, 6-12 pieces", 50, 0.60, 0.62, 0.7, 0.7),
+              fit.GroupFigures("self-play, 13+ pieces", 0, *[float("nan")] * 4)]
+    report = fit.Report(0.004, 0.5, 0.5, 0.4, 0.4, 0.9, 0.9, 100, 20, groups)
+    assert gate.reasons_not_to_install(report, 0.55, 100) == [
         "held-out log-loss is not better on self-play, 6-12 pieces"]
-    groups[1] = tune.GroupFigures("self-play, 6-12 pieces", 50, 0.60, 0.58, 0.7, 0.7)
-    assert tune.reasons_not_to_install(report, 0.55, 100) == []
+    groups[1] = fit.GroupFigures("self-play, 6-12 pieces", 50, 0.60, 0.58, 0.7, 0.7)
+    assert gate.reasons_not_to_install(report, 0.55, 100) == []
 
 
 def test_tune_with_selfplay_labels_and_the_label_file(syzygy_path: str, tmp_path: Path) -> None:

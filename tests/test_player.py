@@ -1,0 +1,35 @@
+"""chess_endgame.engine.player: the one Player service, at the tables and beyond them."""
+
+from __future__ import annotations
+
+import chess
+import chess.pgn
+
+from chess_endgame.chooser import MoveClass
+from chess_endgame.engine.player import Player, PlayerOptions
+from chess_endgame.engine.result import Limits
+from chess_endgame.tablebase.prober import Prober
+
+
+def test_player_uses_tables_when_they_cover_the_root(prober: Prober) -> None:
+    player = Player(prober)
+    decision = player.decide(chess.Board("8/6k1/4K3/6B1/8/8/5N2/8 w - - 0 1"), Limits(nodes=2000))
+    assert decision.source == "tablebase" and decision.cls == MoveClass.WIN and decision.distance == 20
+    assert decision.score.cp == 20000 and decision.pv[0] == decision.move
+
+
+def test_player_searches_beyond_the_tables(prober: Prober) -> None:
+    decision = Player(prober).decide(chess.Board("8/5pk1/6p1/8/3R4/6P1/5PK1/4r3 w - - 0 1"), Limits(depth=3))
+    assert decision.source == "search" and decision.not_covered is not None
+    assert "8 pieces" in decision.not_covered.message and decision.depth == 3
+
+
+def test_faster_mate_mode_finds_a_shorter_mate(prober: Prober) -> None:
+    # KQPvK: pure DTZ play pushes the pawn (a winning zeroing move ranks first), which is slow; any
+    # waiting move forces Kf8 and Qh8# follows: the search among the winning moves finds that mate.
+    board = chess.Board("6k1/8/5K2/8/8/8/P7/7Q w - - 0 1")
+    pure = Player(prober, options=PlayerOptions(faster_mate=False)).decide(board, Limits(nodes=5000))
+    fast = Player(prober).decide(board, Limits(nodes=5000))
+    assert pure.cls == fast.cls == MoveClass.WIN
+    assert pure.move == chess.Move.from_uci("a2a3") and pure.score.cp == 20000
+    assert fast.score.mate == 2
