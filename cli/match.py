@@ -12,8 +12,9 @@ from tqdm import tqdm
 
 from chess_endgame.play.contestant import open_judge
 from chess_endgame.play.engines import EngineError, limit
-from chess_endgame.play.match import GameResult, MatchOutcome, close_engines, open_engines, run_match
+from chess_endgame.play.match import GameResult, MatchOutcome, close_engines, open_engines, run_match, verdict
 from chess_endgame.play.spec import DEFAULT_MAX_PLIES, SELF, EngineConfig, MatchSpec, TimeControl
+from chess_endgame.play.sprt import Sprt, SprtBounds
 from chess_endgame.play.starts import BALANCE_NODES, BALANCED_CP, NoBalancedStarts, balanced_starts, read_openings
 from chess_endgame.text import plural
 
@@ -31,6 +32,9 @@ from .common import (
 
 #: The clock when no limit is given: the project's target for matches.
 DEFAULT_TC = "10+0.1"
+#: With --sprt: the cap on games when --games is not given, and the most distinct random starts by default.
+SPRT_MAX_GAMES = 20000
+SPRT_STARTS = 500
 
 
 def _options(pairs: tuple[str, ...], flag: str) -> tuple[tuple[str, str], ...]:
@@ -68,6 +72,18 @@ def _report(outcome: MatchOutcome, starts: str, jobs: int, *, err: bool) -> None
             if s["pairs"] else "")
     say(f"Elo difference: {_signed(s['elo'])} +/- {_margin(s['elo_margin'])} (95%, trinomial){pent}; "
         f"LOS {100 * s['los']:.1f}%")
+    if s["sprt"] is not None:
+        t = s["sprt"]
+        llr = round(t["llr"], 2) + 0.0  # + 0.0: no -0.00
+        say(f"SPRT elo0={t['elo0']:g} elo1={t['elo1']:g} alpha={t['alpha']:g} beta={t['beta']:g} ({t['model']} Elo): "
+            f"LLR {llr:.2f} ({t['lower']:.2f}, {t['upper']:.2f}) after {plural(t['pairs'], 'pair')}: "
+            + {"passed": "H1 accepted, passed", "failed": "H0 accepted, failed"}.get(t["verdict"], "inconclusive"))
+
+        def figure(value: float | None, margin: float | None) -> str:  # "-": no estimate yet (no spread)
+            return "-" if value is None or margin is None else f"{value:+.1f} +/- {margin:.1f}"
+
+        say(f"pentanomial (pairs scoring 0, 0.5, 1, 1.5, 2): {' '.join(map(str, t['pentanomial']))}; "
+            f"Elo {figure(t['elo'], t['elo_margin'])}, normalized Elo {figure(t['nelo'], t['nelo_margin'])} (95%)")
     colours = s["first_engine_as"]
     say("; ".join(f"as {c}: +{v['wins']} ={v['draws']} -{v['losses']}" for c, v in colours.items()))
     say("terminations: " + ", ".join(f"{kind} {count}" for kind, count in s["terminations"].items()))
@@ -91,6 +107,7 @@ def _json(outcome: MatchOutcome, starts: str, balance: dict | None, jobs: int, g
         "tb_adjudication": spec.tb_adjudication, "syzygy_path": spec.syzygy_path or None,
         "max_plies": spec.max_plies, "time_margin_ms": round(spec.time_margin * 1000),
         "interrupted": outcome.interrupted, "errors": outcome.errors,
+        "sprt": None if outcome.sprt is None else str(outcome.sprt.bounds),
     }
     records = [{"round": g.round, "white": g.record.white, "black": g.record.black, "first_white": g.first_white,
                 "start": g.record.start_fen, "result": g.record.result, "termination": g.record.termination,
@@ -122,7 +139,17 @@ def _json(outcome: MatchOutcome, starts: str, balance: dict | None, jobs: int, g
 @click.option("--nodes", type=click.IntRange(1, None), default=None, metavar="NODES",
               help="Instead of clocks: search NODES nodes a move.")
 @click.option("--games", default=100, show_default=True, type=click.IntRange(1, 100000), metavar="GAMES",
-              help="Games to play; each start is played twice, colours reversed.")
+              help="Games to play; each start is played twice, colours reversed. With --sprt: the most games "
+                   f"(an even number; default {SPRT_MAX_GAMES}), after which the test ends inconclusive.")
+@click.option("--sprt", "sprt_bounds", default=None, metavar="'elo0=E0 elo1=E1 [alpha=A beta=B model=M]'",
+              help="Play game pairs until a sequential probability ratio test decides between H0 (the first "
+                   "engine is E0 Elo stronger) and H1 (E1 stronger), with the pentanomial model over pairs, as "
+                   "fishtest: alpha and beta default to 0.05, model to normalized Elo (or logistic).")
+@click.option("--starts", "start_count", default=None, type=click.IntRange(1, 100000), metavar="N",
+              help="Distinct random starts to draw and judge (default one a pair; with --sprt at most "
+                   f"{SPRT_STARTS}); the pairs go round them in order.")
+@click.option("--save-starts", default=None, type=OutputFile(), metavar="FILE",
+              help="Write the starts as FEN lines to FILE (-: standard output), for a later --openings FILE.")
 @click.option("--seed", default=1, show_default=True, type=int,
               help="Seed of the random balanced starts (same seed, same starts).")
 @click.option("--openings", type=click.Path(exists=True, dir_okay=False), default=None, metavar="EPD",
@@ -156,20 +183,35 @@ def _json(outcome: MatchOutcome, starts: str, balance: dict | None, jobs: int, g
 @syzygy_path_option
 def match(engines: tuple[str, ...], option1: tuple[str, ...], option2: tuple[str, ...], name1: str | None,
           name2: str | None, tc: str | None, movetime: int | None, depth: int | None, nodes: int | None, games: int,
-          seed: int, openings: str | None, balance_engine: str | None, balance_option: tuple[str, ...],
-          balance_nodes: int, jobs: int, max_plies: int, tb_adjudication: bool, engine_tables: bool,
-          time_margin: int, pgn_path: str | None, as_json: bool, syzygy_path: str | None) -> None:
+          sprt_bounds: str | None, start_count: int | None, save_starts: str | None, seed: int, openings: str | None,
+          balance_engine: str | None, balance_option: tuple[str, ...], balance_nodes: int, jobs: int, max_plies: int,
+          tb_adjudication: bool, engine_tables: bool, time_margin: int, pgn_path: str | None, as_json: bool,
+          syzygy_path: str | None) -> None:
     """Play a match between two UCI engines from endgame starts; report W/D/L, score and Elo.
 
     Each start is played twice with colours reversed; the tables adjudicate as
-    soon as they cover a position. Ctrl-C stops the match and reports (and
-    writes) the games finished (exit 130).
+    soon as they cover a position. With --sprt the match runs until the test
+    decides (or the cap on games). Ctrl-C stops the match and reports (and
+    writes) the games finished and the test so far (exit 130).
     """
+    context = click.get_current_context()
+    bounds = None
+    if sprt_bounds is not None:
+        try:
+            bounds = SprtBounds.parse(sprt_bounds)
+        except ValueError as exc:
+            fail(f"--sprt: {exc}")
+        if context.get_parameter_source("games") == ParameterSource.DEFAULT:
+            games = SPRT_MAX_GAMES
+        if games % 2:
+            fail(f"--games {games}: an SPRT plays game pairs; give an even number")
+    if start_count is not None and openings:
+        fail("--starts draws random starts; --openings takes them from a file")
     try:
         opening_boards = read_openings(openings) if openings else None
     except ValueError as exc:
         fail(f"--openings: {exc}")
-    nodes_given = click.get_current_context().get_parameter_source("balance_nodes") != ParameterSource.DEFAULT
+    nodes_given = context.get_parameter_source("balance_nodes") != ParameterSource.DEFAULT
     if openings and (balance_engine or balance_option or nodes_given):
         fail("--balance-engine, --balance-option and --balance-nodes judge random starts; they cannot be used "
              "with --openings")
@@ -185,7 +227,7 @@ def match(engines: tuple[str, ...], option1: tuple[str, ...], option2: tuple[str
         clock = TimeControl.parse(tc or DEFAULT_TC) if movetime is None and depth is None and nodes is None else None
     except ValueError as exc:
         fail(f"--tc: {exc}")
-    err = one_stdout({"--pgn": pgn_path, "--json": as_json})
+    err = one_stdout({"--pgn": pgn_path, "--json": as_json, "--save-starts": save_starts})
     configs = (EngineConfig(engines[0], _options(option1, "--option1"), name1),
                EngineConfig(engines[1], _options(option2, "--option2"), name2))
     prober = load_prober(syzygy_path)
@@ -208,10 +250,11 @@ def match(engines: tuple[str, ...], option1: tuple[str, ...], option2: tuple[str
                     judge = open_judge(judge_config, spec, balance_nodes)
                 except EngineError as exc:
                     fail(f"--balance-engine: {exc}")
+            wanted = start_count or ((games + 1) // 2 if bounds is None else min((games + 1) // 2, SPRT_STARTS))
             try:
-                with tqdm(total=(games + 1) // 2, desc="starts", unit="start", file=sys.stderr,
+                with tqdm(total=wanted, desc="starts", unit="start", file=sys.stderr,
                           dynamic_ncols=True, disable=None, leave=False) as bar:
-                    boards = balanced_starts((games + 1) // 2, seed, prober, judge=judge, nodes=balance_nodes,
+                    boards = balanced_starts(wanted, seed, prober, judge=judge, nodes=balance_nodes,
                                              progress=bar.update)
             except (EngineError, NoBalancedStarts) as exc:
                 fail(f"balanced starts: {exc}")
@@ -226,22 +269,29 @@ def match(engines: tuple[str, ...], option1: tuple[str, ...], option2: tuple[str
                            f"judged by {by} at {balance_nodes} nodes)")
         starts_text += ", each played with both colours"
         spec = dataclasses.replace(spec, starts=tuple(b.fen() for b in boards))
+        if save_starts:
+            with open_output(save_starts) as f:
+                f.write("".join(f"{fen}\n" for fen in spec.starts))
     except BaseException:
         close_engines(pairs)
         raise
-    _run(spec, pairs, starts_text, balance, jobs, pgn_path, as_json, err)
+    _run(spec, pairs, starts_text, balance, jobs, pgn_path, as_json, err, None if bounds is None else Sprt(bounds))
 
 
 def _run(spec: MatchSpec, pairs: list, starts_text: str, balance: dict | None, jobs: int, pgn_path: str | None,
-         as_json: bool, err: bool) -> None:
-    bar = tqdm(total=spec.games, desc="match", unit="game", file=sys.stderr, dynamic_ncols=True, disable=None)
+         as_json: bool, err: bool, sprt: Sprt | None) -> None:
+    bar = tqdm(total=spec.games, desc="sprt" if sprt else "match", unit="game", file=sys.stderr, dynamic_ncols=True,
+               disable=None)
     score = {"w": 0, "d": 0, "l": 0}
 
     def progress(game: GameResult, pgn=None) -> None:
         score["w" if game.points == 1 else "l" if game.points == 0 else "d"] += 1
         done = sum(score.values())
-        bar.set_postfix_str(f"+{score['w']} ={score['d']} -{score['l']} "
-                            f"{100 * (score['w'] + score['d'] / 2) / done:.1f}%")
+        line = f"+{score['w']} ={score['d']} -{score['l']} {100 * (score['w'] + score['d'] / 2) / done:.1f}%"
+        if sprt is not None:
+            line += (f" LLR {sprt.llr:.2f} ({sprt.bounds.lower:.2f}, {sprt.bounds.upper:.2f}) "
+                     f"{sprt.pentanomial.pairs} pairs {verdict(sprt.decision)}")
+        bar.set_postfix_str(line)
         bar.update(1)
         if pgn is not None:
             pgn.write(game.pgn(time_control))
@@ -251,10 +301,10 @@ def _run(spec: MatchSpec, pairs: list, starts_text: str, balance: dict | None, j
     time_control = str(spec.tc) if spec.tc is not None else "-"
     if pgn_path:
         with open_output(pgn_path) as pgn:
-            outcome = run_match(spec, jobs=len(pairs), pairs=pairs,
-                                             on_game=lambda game: progress(game, pgn))
+            outcome = run_match(spec, jobs=len(pairs), pairs=pairs, on_game=lambda game: progress(game, pgn),
+                                sprt=sprt)
     else:
-        outcome = run_match(spec, jobs=len(pairs), pairs=pairs, on_game=progress)
+        outcome = run_match(spec, jobs=len(pairs), pairs=pairs, on_game=progress, sprt=sprt)
     bar.close()
     if as_json:
         echo_json(_json(outcome, starts_text, balance, jobs, spec.games))
@@ -265,5 +315,6 @@ def _run(spec: MatchSpec, pairs: list, starts_text: str, balance: dict | None, j
     for error in outcome.errors:
         click.echo(f"chess-endgame: engine error: {error}", err=True)
     if outcome.interrupted:
-        interrupted(f"{len(outcome.games)} of {plural(spec.games, 'game')} finished; the report and the PGN hold them")
+        interrupted(f"{len(outcome.games)} of {plural(spec.games, 'game')} finished; the report and the PGN hold them"
+                    + ("; the SPRT is inconclusive" if sprt is not None and not sprt.done else ""))
     sys.exit(1 if outcome.errors else 0)

@@ -326,6 +326,12 @@ def one_line_error(code: int, out: str, err: str, *words: str) -> None:
     (["--engine", "self", "--engine", "self", "--balance-engine", "self", "--balance-option", "NoSuchOption=1"],
      ["--balance-engine", "NoSuchOption"]),
     (["--engine", "self", "--engine", "self", "--balance-nodes", "0"], ["--balance-nodes", "0"]),
+    (["--engine", "self", "--engine", "self", "--sprt", "elo0=5 elo1=0"], ["--sprt", "elo1 (0) must be greater"]),
+    (["--engine", "self", "--engine", "self", "--sprt", "elo0=0"], ["--sprt", "elo0 and elo1 are required"]),
+    (["--engine", "self", "--engine", "self", "--sprt", "elo0=0 elo1=5 alpha=0.7"], ["--sprt", "alpha"]),
+    (["--engine", "self", "--engine", "self", "--sprt", "elo0=0 elo1=x"], ["--sprt", "elo1 must be a number"]),
+    (["--engine", "self", "--engine", "self", "--sprt", "elo0=0 elo1=5", "--games", "7"], ["even number"]),
+    (["--engine", "self", "--engine", "self", "--starts", "0"], ["--starts", "0"]),
     # fake_engine.py scores every position 0.00, a draw: it keeps no start.
     (["--engine", "self", "--engine", "self", "--balance-engine", FAKE, "--games", "2"],
      ["balanced starts", "kept 0 of 150"]),
@@ -390,6 +396,25 @@ def test_ctrl_c_reports_and_keeps_the_finished_games(syzygy_path: str, tmp_path:
     assert f"interrupted; {len(games)} of 1000 games finished" in err
 
 
+def test_ctrl_c_keeps_the_sprt_so_far(syzygy_path: str, tmp_path: Path) -> None:
+    pgn = tmp_path / "partial.pgn"
+    proc = subprocess.Popen([str(BIN / "chess-endgame"), "match", "--engine", FAKE, "--engine", FAKE,
+                             "--movetime", "20", "--openings", str(write_fen(tmp_path)), "--sprt", "elo0=0 elo1=5",
+                             "--max-plies", "6", "--pgn", str(pgn)],
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    deadline = time.monotonic() + 30
+    while time.monotonic() < deadline and (not pgn.exists() or pgn.read_text().count("[Event ") < 4):
+        time.sleep(0.1)
+    proc.send_signal(signal.SIGINT)
+    out, err = proc.communicate(timeout=30)
+    assert proc.returncode == 130, (out, err)
+    pairs = len(read_pgn(pgn.read_text())) // 2
+    # Equal engines: every pair 1 point; the report holds the test as it stood.
+    assert f"after {pairs} pair{'s' if pairs != 1 else ''}: inconclusive" in out, out
+    assert f"pentanomial (pairs scoring 0, 0.5, 1, 1.5, 2): 0 0 {pairs} 0 0" in out
+    assert "the SPRT is inconclusive" in err and "of 20000 games finished" in err
+
+
 def test_ctrl_c_while_a_finished_game_is_handed_over_waits_until_it_is() -> None:
     """The race behind a report that counted one game more than the PGN held: Ctrl-C between
     counting a game and writing it."""
@@ -409,3 +434,47 @@ def write_fen(tmp_path: Path) -> Path:
     path = tmp_path / "fen.epd"
     path.write_text(FEN + "\n")
     return path
+
+
+#: Fast SPRT matches: this project at 300 nodes a move against an engine that plays its first legal move.
+SPRT_GAME = ["--nodes", "300", "--starts", "2", "--balance-nodes", "2000", "--max-plies", "80", "--json"]
+
+
+@pytest.mark.parametrize(("first", "second", "decision"), [("self", "weak", "H1"), ("weak", "self", "H0")])
+def test_sprt_stops_when_the_test_decides(first: str, second: str, decision: str, syzygy_path: str) -> None:
+    engines = {"self": "self", "weak": f"{FAKE} normal"}
+    code, out, err = run("match", "--engine", engines[first], "--engine", engines[second],
+                         "--sprt", "elo0=0 elo1=200 model=logistic", *SPRT_GAME)
+    assert code == 0, err
+    data = json.loads(out)
+    sprt, summary = data["summary"]["sprt"], data["summary"]
+    assert sprt["decision"] == decision and sprt["verdict"] == {"H1": "passed", "H0": "failed"}[decision]
+    assert (sprt["llr"] >= sprt["upper"]) if decision == "H1" else (sprt["llr"] <= sprt["lower"])
+    # Every complete pair is counted; the test stopped at once (at most the one game in play went on).
+    assert sum(sprt["pentanomial"]) == sprt["pairs"] == summary["games"] // 2
+    assert summary["games"] < 40 and data["meta"]["sprt"] == "elo0=0 elo1=200 alpha=0.05 beta=0.05 model=logistic"
+    assert sprt["pentanomial"][4 if decision == "H1" else 0] == sprt["pairs"]
+
+
+def test_sprt_cap_on_games_is_inconclusive_and_reported(syzygy_path: str) -> None:
+    code, out, err = run("match", "--engine", "self", "--engine", f"{FAKE} normal", "--sprt", "elo0=0 elo1=5",
+                         "--games", "4", *SPRT_GAME[:-1])
+    assert code == 0, err
+    assert "after 2 pairs: inconclusive" in out and "pentanomial (pairs scoring 0, 0.5, 1, 1.5, 2): 0 0 0 0 2" in out
+    assert "LLR " in out and "(-2.94, 2.94)" in out
+
+
+def test_saved_starts_are_read_back_by_openings(syzygy_path: str, tmp_path: Path) -> None:
+    saved = tmp_path / "starts.fen"
+    code, out, err = run("match", "--engine", f"{FAKE} normal", "--engine", f"{FAKE} normal", "--games", "2",
+                         "--starts", "3", "--balance-nodes", "2000", "--nodes", "1", "--save-starts", str(saved),
+                         "--json")
+    assert code == 0, err
+    fens = saved.read_text().splitlines()
+    assert len(fens) == 3 and all(chess.Board(fen).is_valid() for fen in fens)
+    code, out, err = run("match", "--engine", f"{FAKE} normal", "--engine", f"{FAKE} normal", "--games", "6",
+                         "--openings", str(saved), "--nodes", "1", "--json")
+    assert code == 0, err
+    assert [g["start"] for g in json.loads(out)["games"]][::2] == fens
+    one_line_error(*run("match", "--engine", "self", "--engine", "self", "--openings", str(saved), "--starts", "2"),
+                   "--starts", "--openings")

@@ -41,6 +41,7 @@ from chess_endgame.play.contestant import MatchEngine, SideStats
 from chess_endgame.play.engines import EngineError
 from chess_endgame.play.game import GameRecord, play_game
 from chess_endgame.play.spec import MatchSpec
+from chess_endgame.play.sprt import Sprt
 from chess_endgame.play.starts import tablebase_adjudicator
 from chess_endgame.tablebase.prober import Prober
 
@@ -85,6 +86,8 @@ class MatchOutcome:
     games: list[GameResult] = field(default_factory=list)
     interrupted: bool = False
     errors: list[str] = field(default_factory=list)
+    #: The sequential test, when the match ran one: it decided, or the cap on games came first.
+    sprt: Sprt | None = None
 
     @property
     def time_control(self) -> str:
@@ -131,7 +134,27 @@ class MatchOutcome:
             "time_losses": sum(e["time_losses"] for e in engines),
             "illegal_moves": sum(e["illegal_moves"] for e in engines),
             "engines": engines,
+            "sprt": None if self.sprt is None else sprt_summary(self.sprt),
         }
+
+
+def sprt_summary(sprt: Sprt) -> dict:
+    """The test's figures for the report and ``--json``: bounds, LLR, pairs, pentanomial, Elo, the verdict."""
+    state = sprt.state()
+    bounds = sprt.bounds
+    return {
+        "elo0": bounds.elo0, "elo1": bounds.elo1, "alpha": bounds.alpha, "beta": bounds.beta, "model": bounds.model,
+        "llr": round(state.llr, 4), "lower": round(state.lower, 4), "upper": round(state.upper, 4),
+        "pairs": state.pairs, "pentanomial": list(state.counts),
+        "elo": _finite(state.elo), "elo_margin": _finite(state.elo_margin),
+        "nelo": _finite(state.nelo), "nelo_margin": _finite(state.nelo_margin),
+        "decision": state.decision, "verdict": verdict(state.decision),
+    }
+
+
+def verdict(decision: str | None) -> str:
+    """H1 accepted: passed; H0 accepted: failed; neither (the cap came first, or Ctrl-C): inconclusive."""
+    return {"H1": "passed", "H0": "failed"}.get(decision or "", "inconclusive")
 
 
 def _finite(value: float | None) -> float | None:
@@ -176,8 +199,12 @@ def _ctrl_c_deferred() -> Iterator[None]:
 
 
 def run_match(spec: MatchSpec, *, jobs: int = 1, on_game: Callable[[GameResult], None] | None = None,
-              pairs: list[list[MatchEngine]] | None = None) -> MatchOutcome:
+              pairs: list[list[MatchEngine]] | None = None, sprt: Sprt | None = None) -> MatchOutcome:
     """Play the match; ``on_game`` sees every finished game as it arrives (in the calling thread).
+
+    With ``sprt``, every game pair (one start with both colours) is added to the test as soon as both of its
+    games are in, and once the test decides no new game starts: the games in play are finished and counted
+    (they do not change the decision). ``spec.games`` is then the cap; reaching it leaves the test undecided.
 
     ``pairs``: engines from :func:`open_engines` (one game in parallel per pair),
     else ``jobs`` pairs are started here. They are closed at the end. Ctrl-C
@@ -193,7 +220,8 @@ def run_match(spec: MatchSpec, *, jobs: int = 1, on_game: Callable[[GameResult],
     for pair in pairs:
         for agent, name in zip(pair, names, strict=True):
             agent.name = name
-    outcome = MatchOutcome(spec, names, (pairs[0][0].tables, pairs[0][1].tables))
+    outcome = MatchOutcome(spec, names, (pairs[0][0].tables, pairs[0][1].tables), sprt=sprt)
+    halves: dict[int, float] = {}  # the first engine's points in games whose pair is not complete yet
     results: queue.Queue = queue.Queue()
     counter = itertools.count()
     lock = threading.Lock()
@@ -255,6 +283,14 @@ def run_match(spec: MatchSpec, *, jobs: int = 1, on_game: Callable[[GameResult],
             else:
                 with _ctrl_c_deferred():  # the outcome and on_game (the PGN) see the same games
                     outcome.games.append(item)
+                    if sprt is not None:
+                        partner = item.round + 1 if item.round % 2 else item.round - 1
+                        if partner in halves:
+                            sprt.add_pair(item.points + halves.pop(partner))
+                            if sprt.done:
+                                stop.set()  # no new game; those in play finish
+                        else:
+                            halves[item.round] = item.points
                     if on_game:
                         on_game(item)
     except KeyboardInterrupt:
