@@ -63,6 +63,17 @@ def fail(message: str) -> NoReturn:
     raise UserError(message)
 
 
+def uci_options(pairs: tuple[str, ...], flag: str) -> tuple[tuple[str, str], ...]:
+    """``NAME=VALUE`` options of a UCI engine given with ``flag`` (repeatable), as (name, value) pairs."""
+    parsed = []
+    for pair in pairs:
+        name, sep, value = pair.partition("=")
+        if not sep or not name.strip():
+            fail(f"{flag} takes NAME=VALUE, got {pair!r}")
+        parsed.append((name.strip(), value.strip()))
+    return tuple(parsed)
+
+
 def interrupted(what: str) -> NoReturn:
     """After Ctrl-C: say what was kept, in one line on stderr, and exit 130."""
     click.echo(f"chess-endgame: interrupted; {what}", err=True)

@@ -28,6 +28,7 @@ from .common import (
     one_stdout,
     open_output,
     syzygy_path_option,
+    uci_options,
 )
 
 #: The clock when no limit is given: the project's target for matches.
@@ -35,16 +36,6 @@ DEFAULT_TC = "10+0.1"
 #: With --sprt: the cap on games when --games is not given, and the most distinct random starts by default.
 SPRT_MAX_GAMES = 20000
 SPRT_STARTS = 500
-
-
-def _options(pairs: tuple[str, ...], flag: str) -> tuple[tuple[str, str], ...]:
-    parsed = []
-    for pair in pairs:
-        name, sep, value = pair.partition("=")
-        if not sep or not name.strip():
-            fail(f"{flag} takes NAME=VALUE, got {pair!r}")
-        parsed.append((name.strip(), value.strip()))
-    return tuple(parsed)
 
 
 def _signed(value: float | None) -> str:
@@ -217,7 +208,7 @@ def match(engines: tuple[str, ...], option1: tuple[str, ...], option2: tuple[str
              "with --openings")
     if balance_option and not balance_engine:
         fail("--balance-option needs --balance-engine")
-    judge_config = (EngineConfig(balance_engine, _options(balance_option, "--balance-option"))
+    judge_config = (EngineConfig(balance_engine, uci_options(balance_option, "--balance-option"))
                     if balance_engine else None)
     if len(engines) != 2:
         fail(f"a match needs two engines (--engine CMD --engine CMD, {SELF} for this project's); got {len(engines)}")
@@ -228,8 +219,8 @@ def match(engines: tuple[str, ...], option1: tuple[str, ...], option2: tuple[str
     except ValueError as exc:
         fail(f"--tc: {exc}")
     err = one_stdout({"--pgn": pgn_path, "--json": as_json, "--save-starts": save_starts})
-    configs = (EngineConfig(engines[0], _options(option1, "--option1"), name1),
-               EngineConfig(engines[1], _options(option2, "--option2"), name2))
+    configs = (EngineConfig(engines[0], uci_options(option1, "--option1"), name1),
+               EngineConfig(engines[1], uci_options(option2, "--option2"), name2))
     prober = load_prober(syzygy_path)
     tables = os.pathsep.join(prober.files.directories) if prober.available else ""
     spec = MatchSpec(configs, (), games, clock, limit(movetime, depth, nodes), tables, tb_adjudication,

@@ -29,18 +29,9 @@ from .common import (
     open_output,
     remote_tablebase_option,
     syzygy_path_option,
+    uci_options,
     worker_syzygy_path,
 )
-
-
-def _options(pairs: tuple[str, ...]) -> tuple[tuple[str, str], ...]:
-    parsed = []
-    for pair in pairs:
-        name, sep, value = pair.partition("=")
-        if not sep or not name.strip():
-            fail(f"--option takes NAME=VALUE, got {pair!r}")
-        parsed.append((name.strip(), value.strip()))
-    return tuple(parsed)
 
 
 def _print_summary(summary: Summary, items: int, *, err: bool) -> None:
@@ -172,7 +163,7 @@ def suite(files: tuple[str, ...], movetime: int | None, depth: int | None, nodes
     if not items:
         fail("no positions to run" + (f" with theme {theme!r}" if theme else ""))
     tables = worker_syzygy_path(syzygy_path)
-    spec = EngineSpec(engine_command, _options(engine_options), limit(movetime, depth, nodes),
+    spec = EngineSpec(engine_command, uci_options(engine_options, "--option"), limit(movetime, depth, nodes),
                       tables, play, remote_tablebase=remote_tablebase)
     backend = batch_backend(jobs, cluster, tables)
     bar = tqdm(total=len(items), desc="suite", unit="pos", file=sys.stderr, dynamic_ncols=True, disable=None)

@@ -378,37 +378,33 @@ def test_stockfish_judges_the_starts(syzygy_path: str) -> None:
 # -- Ctrl-C ----------------------------------------------------------------------------------------
 
 
-def test_ctrl_c_reports_and_keeps_the_finished_games(syzygy_path: str, tmp_path: Path) -> None:
+def interrupted_match(tmp_path: Path, *args: str, games: int) -> tuple[str, str, list[chess.pgn.Game]]:
+    """A fake-engine match from one start, stopped by Ctrl-C once ``games`` games are in its PGN: exit 130, and
+    (stdout, stderr, the games of the PGN)."""
     pgn = tmp_path / "partial.pgn"
     proc = subprocess.Popen([str(BIN / "chess-endgame"), "match", "--engine", FAKE, "--engine", FAKE,
-                             "--movetime", "20", "--openings", str(write_fen(tmp_path)), "--games", "1000",
-                             "--max-plies", "6", "--pgn", str(pgn)],
+                             "--movetime", "20", "--openings", str(write_fen(tmp_path)), "--max-plies", "6",
+                             "--pgn", str(pgn), *args],
                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     deadline = time.monotonic() + 30
-    while time.monotonic() < deadline and (not pgn.exists() or pgn.read_text().count("[Event ") < 2):
+    while time.monotonic() < deadline and (not pgn.exists() or pgn.read_text().count("[Event ") < games):
         time.sleep(0.1)
     proc.send_signal(signal.SIGINT)
     out, err = proc.communicate(timeout=30)
     assert proc.returncode == 130, (out, err)
-    games = read_pgn(pgn.read_text())
+    return out, err, read_pgn(pgn.read_text())
+
+
+def test_ctrl_c_reports_and_keeps_the_finished_games(syzygy_path: str, tmp_path: Path) -> None:
+    out, err, games = interrupted_match(tmp_path, "--games", "1000", games=2)
     assert 2 <= len(games) < 1000
     assert f"{len(games)} games at movetime 20 ms" in out and "result (fake normal #1's view)" in out
     assert f"interrupted; {len(games)} of 1000 games finished" in err
 
 
 def test_ctrl_c_keeps_the_sprt_so_far(syzygy_path: str, tmp_path: Path) -> None:
-    pgn = tmp_path / "partial.pgn"
-    proc = subprocess.Popen([str(BIN / "chess-endgame"), "match", "--engine", FAKE, "--engine", FAKE,
-                             "--movetime", "20", "--openings", str(write_fen(tmp_path)), "--sprt", "elo0=0 elo1=5",
-                             "--max-plies", "6", "--pgn", str(pgn)],
-                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-    deadline = time.monotonic() + 30
-    while time.monotonic() < deadline and (not pgn.exists() or pgn.read_text().count("[Event ") < 4):
-        time.sleep(0.1)
-    proc.send_signal(signal.SIGINT)
-    out, err = proc.communicate(timeout=30)
-    assert proc.returncode == 130, (out, err)
-    pairs = len(read_pgn(pgn.read_text())) // 2
+    out, err, games = interrupted_match(tmp_path, "--sprt", "elo0=0 elo1=5", games=4)
+    pairs = len(games) // 2
     # Equal engines: every pair 1 point; the report holds the test as it stood.
     assert f"after {pairs} pair{'s' if pairs != 1 else ''}: inconclusive" in out, out
     assert f"pentanomial (pairs scoring 0, 0.5, 1, 1.5, 2): 0 0 {pairs} 0 0" in out

@@ -13,8 +13,8 @@ the driver's at once: a node lost later loses none.
 
 Faults: an actor that dies (its process killed, its node lost) is replaced
 by a fresh one wherever the cluster has room, and the task it held goes back
-to the front of the queue; the runner's rule (:mod:`.batch`) allows one retry,
-then the task is failed. A worker whose engine died (:exc:`~.batch.WorkerLost`)
+to the front of the queue; the runner's rule (:mod:`.runner`) allows one retry,
+then the task is failed. A worker whose engine died (:exc:`~.protocol.WorkerLost`)
 is rebuilt inside its actor. Ctrl-C ends the run; the driver kills its actors.
 
 Ray is imported here only: the package runs without it, and ``--cluster``

@@ -58,7 +58,7 @@ class Decision:
     move: chess.Move | None
     #: "tablebase" (the chooser decided, maybe helped by a mate search) or "search".
     source: str
-    #: None when no search produced a score (see :class:`~.search.SearchResult`).
+    #: None when no search produced a score (see :class:`~.result.SearchResult`).
     score: Score | None
     pv: list[chess.Move] = field(default_factory=list)
     ponder: chess.Move | None = None

@@ -14,7 +14,7 @@ This module is the Python face of the compiled core (:mod:`.core.tree`): it turn
 the root :class:`chess.Board` into arrays, drives the iterations (aspiration
 windows, MultiPV, limits, info) and turns the moves that come back into
 :class:`chess.Move`. The tree itself runs compiled and without the GIL; it calls
-back into Python for tablebase probes (through the :class:`~.tablebase.Prober`)
+back into Python for tablebase probes (through the :class:`~chess_endgame.tablebase.prober.Prober`)
 and, every quarter millisecond or so, to ask whether to stop.
 """
 

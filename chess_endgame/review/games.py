@@ -33,7 +33,7 @@ class ReviewSpec:
 
 
 class ReviewWorker:
-    """Reviews games in one process (a worker of :mod:`..batch`)."""
+    """Reviews games in one process (a worker of :mod:`chess_endgame.batch`)."""
 
     def __init__(self, spec: ReviewSpec) -> None:
         self.prober = spec.make_prober()

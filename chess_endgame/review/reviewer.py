@@ -128,7 +128,7 @@ class _Position:
 
 
 def pov(score: Score | None, turn: chess.Color) -> chess.engine.PovScore | None:
-    """The player's :class:`~..search.Score` (side to move) as python-chess's PovScore."""
+    """The player's :class:`~chess_endgame.engine.result.Score` (side to move) as python-chess's PovScore."""
     return None if score is None else chess.engine.PovScore(score.relative(), turn)
 
 

@@ -1,6 +1,6 @@
 """The test-suite runner: EPD and Lichess puzzle suites, any UCI engine, tablebase-verified scoring.
 
-:mod:`.items` reads suites, the engines of :mod:`..engines` answer (this project's
+:mod:`.items` reads suites, the engines of :mod:`chess_endgame.play.engines` answer (this project's
 player in-process, or any UCI engine through python-chess), :mod:`.scoring`
 judges each answer (and checks it against the tablebases), :mod:`.runner` runs
 positions in parallel processes, :mod:`.report` sums up and writes JSON/CSV.

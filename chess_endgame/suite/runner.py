@@ -155,7 +155,7 @@ def run_items(items: list[Item], spec: EngineSpec, *, jobs: int = 1, backend: Ba
               on_result: Callable[[Result], None] | None = None) -> SuiteRun:
     """Solve every item; ``on_result`` sees each result as it arrives. Ctrl-C keeps what is done.
 
-    Runs through the shared batch runner (:mod:`..batch`), one engine per process
+    Runs through the shared batch runner (:mod:`chess_endgame.batch`), one engine per process
     (``jobs``) or on ``backend`` (e.g. Ray actors). A position whose engine dies is
     run once more on a restarted engine, then reported with its error.
 

@@ -1,7 +1,7 @@
 """Remote probing: a prober that asks an HTTP server speaking the Lichess tablebase API.
 
 :class:`RemoteProber` answers through the same interface as the local
-:class:`~.tablebase.Prober` (:class:`~.tablebase.TablebaseProber`): WDL -2..2 and
+:class:`~.prober.Prober` (:class:`~.prober.TablebaseProber`): WDL -2..2 and
 DTZ in plies from the side to move, halfmove clock taken as 0. One request,
 ``GET {url}/standard?fen=FEN`` with the clock set to 0, answers the position and
 every position one move later (the ``moves`` list); all of them go to a memory
@@ -17,8 +17,8 @@ Rate limits: one request in flight, at least :attr:`RemoteProber.min_interval`
 seconds between requests (more when the server says so with ``Retry-After``);
 HTTP 429 stops requests for a minute; a timeout or a refused connection stops
 them for a few seconds, doubling up to a minute while the server stays away.
-Every failure raises :exc:`~.tablebase.NotCoveredError` with reason
-:attr:`~.tablebase.Reason.REMOTE` and a message saying what happened, so the
+Every failure raises :exc:`~.prober.NotCoveredError` with reason
+:attr:`~.prober.Reason.REMOTE` and a message saying what happened, so the
 player falls back to its search for that move; nothing here raises anything else.
 
 The player asks the server only at the root of a move, through
@@ -179,7 +179,7 @@ class _Http:
 
 
 class RemoteProber(ProberBase):
-    """A :class:`~.tablebase.TablebaseProber` on a server speaking the Lichess tablebase API.
+    """A :class:`~.prober.TablebaseProber` on a server speaking the Lichess tablebase API.
 
     ``url`` is the server's base (``http://127.0.0.1:8000``; ``/standard`` is
     appended). ``timeout`` (seconds) caps each request; ``min_interval`` (seconds)

@@ -210,7 +210,7 @@ class LabelSet:
 
 
 class SelfPlayWorker:
-    """Plays games by number in one process or Ray actor (a worker of :mod:`.batch`)."""
+    """Plays games by number in one process or Ray actor (a worker of :mod:`chess_endgame.batch`)."""
 
     def __init__(self, directories: list[str], weights: Weights, kwargs: dict) -> None:
         self.prober = Prober(directories)
