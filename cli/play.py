@@ -7,7 +7,7 @@ import sys
 import chess
 import click
 
-from chess_endgame.engine.result import Limits
+from chess_endgame.engine.result import Limits, score_json, uci_words
 from chess_endgame.play.engines import EngineError, ExternalEngine, PlayerEngine, limit
 from chess_endgame.play.game import GameRecord, PlayedMove, TablebaseAgent, play_game
 from chess_endgame.tablebase.prober import category
@@ -31,12 +31,6 @@ from .common import (
     search_limits,
     syzygy_path_option,
 )
-
-
-def _score_json(score) -> dict | None:
-    if score is None:
-        return None  # a limit came before any move was searched
-    return {"mate": score.mate} if score.mate is not None else {"cp": score.cp}
 
 
 @click.command()
@@ -68,7 +62,7 @@ def best(position: tuple[str, ...], moves: bool, as_json: bool, no_faster_mate: 
     record = {
         "fen": board.fen(), "move": move.uci(), "san": board.san(move), "source": decision.source,
         "class": decision.cls.name if decision.cls else None, "dtz": dtz, "wdl": wdl,
-        "score": _score_json(decision.score), "distance": decision.distance,
+        "score": score_json(decision.score), "distance": decision.distance,
         "pv": [m.uci() for m in decision.pv], "notes": decision.notes,
     }
     if as_json:
@@ -83,7 +77,8 @@ def best(position: tuple[str, ...], moves: bool, as_json: bool, no_faster_mate: 
         click.echo(f"search:    depth {decision.depth}, {decision.nodes} nodes, {decision.time_ms} ms")
         if decision.not_covered is not None:
             click.echo(f"tables:    {decision.not_covered.message}")
-    click.echo(f"score:     {decision.score or 'none (stopped before the first move was searched)'}")
+    score = uci_words(decision.score) if decision.score else "none (stopped before the first move was searched)"
+    click.echo(f"score:     {score}")
     click.echo(f"pv:        {_san_line(board, decision.pv)}")
     for note in decision.notes:
         click.echo(f"note:      {note}")

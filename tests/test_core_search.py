@@ -10,7 +10,7 @@ import sys
 import chess
 
 from chess_endgame.engine.core import jit, tree
-from chess_endgame.engine.result import Limits
+from chess_endgame.engine.result import Limits, uci_words
 from chess_endgame.engine.search import Searcher
 
 #: Small searches that still go through every part of the tree: null move and its verification,
@@ -27,13 +27,13 @@ _SCRIPT = """
 import json, sys
 import chess
 from chess_endgame.engine.core import jit, tree
-from chess_endgame.engine.result import Limits
+from chess_endgame.engine.result import Limits, uci_words
 from chess_endgame.engine.search import Searcher
 assert not jit.COMPILED and not hasattr(tree.root, "signatures"), "the JIT is on"
 out = []
 for fen, depth in json.loads(sys.argv[1]):
     r = Searcher().search(chess.Board(fen), Limits(depth=depth))
-    out.append([r.best_move.uci(), r.nodes, r.score.uci()])
+    out.append([r.best_move.uci(), r.nodes, uci_words(r.score)])
 print(json.dumps(out))
 """
 
@@ -56,6 +56,6 @@ def test_the_same_moves_and_nodes_with_and_without_the_jit() -> None:
     compiled = []
     for fen, depth in POSITIONS:
         result = Searcher().search(chess.Board(fen), Limits(depth=depth))
-        compiled.append([result.best_move.uci(), result.nodes, result.score.uci()])
+        compiled.append([result.best_move.uci(), result.nodes, uci_words(result.score)])
     assert tree.root.signatures  # the searches called compiled code, not the Python
     assert compiled == _run(jit=False)

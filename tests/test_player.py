@@ -15,7 +15,7 @@ def test_player_uses_tables_when_they_cover_the_root(prober: Prober) -> None:
     player = Player(prober)
     decision = player.decide(chess.Board("8/6k1/4K3/6B1/8/8/5N2/8 w - - 0 1"), Limits(nodes=2000))
     assert decision.source == "tablebase" and decision.cls == MoveClass.WIN and decision.distance == 20
-    assert decision.score.cp == 20000 and decision.pv[0] == decision.move
+    assert decision.score.score() == 20000 and decision.pv[0] == decision.move
 
 
 def test_player_searches_beyond_the_tables(prober: Prober) -> None:
@@ -31,5 +31,5 @@ def test_faster_mate_mode_finds_a_shorter_mate(prober: Prober) -> None:
     pure = Player(prober, options=PlayerOptions(faster_mate=False)).decide(board, Limits(nodes=5000))
     fast = Player(prober).decide(board, Limits(nodes=5000))
     assert pure.cls == fast.cls == MoveClass.WIN
-    assert pure.move == chess.Move.from_uci("a2a3") and pure.score.cp == 20000
-    assert fast.score.mate == 2
+    assert pure.move == chess.Move.from_uci("a2a3") and pure.score.score() == 20000
+    assert fast.score.mate() == 2

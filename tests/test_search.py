@@ -41,10 +41,10 @@ def test_mate_suite_is_big_enough() -> None:
 def test_finds_mates(board: chess.Board, ops: dict) -> None:
     n = int(ops["dm"])
     result = Searcher().search(board, Limits(depth=2 * n + 1))
-    assert result.score.mate is not None and 0 < result.score.mate <= n, result.score
+    assert result.score.mate() is not None and 0 < result.score.mate() <= n, result.score
     # The line really mates: play the PV out.
     line = board.copy()
-    for move in result.pv[: 2 * result.score.mate - 1]:
+    for move in result.pv[: 2 * result.score.mate() - 1]:
         line.push(move)
     assert line.is_checkmate(), result.pv
 
@@ -297,26 +297,26 @@ def test_history_follows_the_cutoffs_and_stays_bounded() -> None:
 def test_repetition_in_the_game_history_is_a_draw() -> None:
     board = chess.Board("8/8/8/4k3/8/8/4K3/4R3 w - - 0 1")
     fresh = Searcher().search(board, Limits(depth=3, searchmoves=[chess.Move.from_uci("e2d2")]))
-    assert fresh.score.cp is not None and fresh.score.cp > 300
+    assert fresh.score.score() is not None and fresh.score.score() > 300
     for uci in ["e2d2", "e5d5", "d2e2", "d5e5"] * 2:
         board.push_uci(uci)
     # Kd2 would now bring the same position about a third time: a draw.
     repeated = Searcher().search(board, Limits(depth=3, searchmoves=[chess.Move.from_uci("e2d2")]))
-    assert repeated.score.cp == 0
+    assert repeated.score.score() == 0
     assert Searcher().search(board, Limits(depth=3)).best_move != chess.Move.from_uci("e2d2")
 
 
 def test_fifty_move_rule_at_100_plies() -> None:
     drawn = Searcher().search(chess.Board("8/8/8/4k3/8/8/4K3/4R3 w - - 99 80"), Limits(depth=4))
-    assert drawn.score.cp == 0
+    assert drawn.score.score() == 0
     # ...unless the move that reaches 100 plies mates.
     mate = Searcher().search(chess.Board("7k/8/6K1/8/8/8/8/R7 w - - 99 80"), Limits(depth=3))
-    assert mate.score.mate == 1
+    assert mate.score.mate() == 1
 
 
 def test_insufficient_material_is_a_draw() -> None:
     result = Searcher().search(chess.Board("8/8/8/4k3/8/8/4K3/4N3 w - - 0 1"), Limits(depth=4))
-    assert result.score.cp == 0
+    assert result.score.score() == 0
 
 
 def test_contempt_scores_every_kind_of_draw_in_the_tree_against_the_root_side(prober: Prober) -> None:
@@ -329,7 +329,7 @@ def test_contempt_scores_every_kind_of_draw_in_the_tree_against_the_root_side(pr
         searcher = Searcher(prober=prober, contempt=contempt)  # one searcher: its TT follows the root side
         for board, only in (trade, stalemate, dead_black, dead_white, dead_black):
             result = searcher.search(board, Limits(depth=3, searchmoves=only))
-            assert result.score.cp == -contempt, (board.fen(), contempt, result.score)
+            assert result.score.score() == -contempt, (board.fen(), contempt, result.score)
 
 
 def test_contempt_plays_on_rather_than_repeat_and_below_zero_takes_the_repetition() -> None:
@@ -338,18 +338,18 @@ def test_contempt_plays_on_rather_than_repeat_and_below_zero_takes_the_repetitio
         board.push_uci(uci)
     repeat = chess.Move.from_uci("f8e8")  # the same position a third time
     fair = Searcher().search(board, Limits(depth=8))
-    assert fair.best_move == repeat and fair.score.cp == 0  # Black is a little worse: the draw is best
+    assert fair.best_move == repeat and fair.score.score() == 0  # Black is a little worse: the draw is best
     keen = Searcher(contempt=100).search(board, Limits(depth=8))
-    assert keen.best_move != repeat and -100 < keen.score.cp < 0
+    assert keen.best_move != repeat and -100 < keen.score.score() < 0
     content = Searcher(contempt=-100).search(board, Limits(depth=8))
-    assert content.best_move == repeat and content.score.cp == 100
+    assert content.best_move == repeat and content.score.score() == 100
 
 
 def test_no_legal_move() -> None:
     result = Searcher().search(chess.Board("7k/5Q2/6K1/8/8/8/8/8 b - - 0 1"), Limits(depth=3))
-    assert result.best_move is None and result.score.cp == 0
+    assert result.best_move is None and result.score.score() == 0
     result = Searcher().search(chess.Board("5Q1k/8/6K1/8/8/8/8/8 b - - 0 1"), Limits(depth=3))
-    assert result.best_move is None and result.score.mate == 0
+    assert result.best_move is None and result.score.mate() == 0
 
 
 def test_multipv_and_searchmoves() -> None:
@@ -371,7 +371,7 @@ def test_tablebase_probes_in_the_tree(prober: Prober) -> None:
     winning = chess.Board("4k3/8/8/8/3q4/8/3Q4/3RK3 w - - 0 1")  # Qxd4 wins the queen: KRvK
     result = Searcher(prober=prober).search(winning, Limits(depth=2))
     assert result.best_move == chess.Move.from_uci("d2d4")
-    assert result.score.cp is not None and result.score.cp >= TB_BOUND
+    assert result.score.score() is not None and result.score.score() >= TB_BOUND
 
 
 def test_the_tree_asks_the_prober_only_about_materials_it_has_tables_for(prober: Prober) -> None:

@@ -135,7 +135,7 @@ def test_a_mate_stored_at_clock_0_is_not_reused_where_the_50_move_rule_forbids_i
     """Exactly the case: a mate in 3 (5 plies, no zeroing move) stored at clock 0, probed at clock 96."""
     fen = "5Q2/8/4K3/7k/8/8/8/8 w - - 0 1"
     fresh = Searcher().search(chess.Board(fen), Limits(depth=8))
-    assert fresh.score is not None and fresh.score.mate is not None and fresh.score.mate <= 4
+    assert fresh.score is not None and fresh.score.mate() is not None and fresh.score.mate() <= 4
     assert _tt_probe_at(fen, 0, 10, MATE - 5) == MATE - 5  # the stored mate serves at clock 0
     late = _tt_probe_at(fen, 96, 10, MATE - 5)  # no cutoff near the limit: searched, no mate
     assert late < MATE_BOUND
@@ -160,10 +160,10 @@ def test_sweep_a_shared_tt_never_claims_what_the_50_move_rule_forbids(prober: Pr
                 board.halfmove_clock = clock
                 score = shared.search(board, Limits(depth=4)).score
                 assert score is not None
-                if score.mate is not None:
-                    assert 2 * abs(score.mate) - 1 <= 100 - clock, (board.fen(), clock, score)
-                elif abs(score.cp) >= TB_BOUND:
-                    assert TB_WIN - abs(score.cp) <= 100 - clock, (board.fen(), clock, score)
+                if score.mate() is not None:
+                    assert 2 * abs(score.mate()) - 1 <= 100 - clock, (board.fen(), clock, score)
+                elif abs(score.score()) >= TB_BOUND:
+                    assert TB_WIN - abs(score.score()) <= 100 - clock, (board.fen(), clock, score)
             board.halfmove_clock = 0
 
 

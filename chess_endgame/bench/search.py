@@ -13,7 +13,7 @@ from dataclasses import dataclass
 
 import chess
 
-from chess_endgame.engine.result import Info, Limits
+from chess_endgame.engine.result import Info, Limits, uci_words
 from chess_endgame.engine.search import Searcher
 
 #: (name, FEN, default depth)
@@ -82,8 +82,9 @@ def bench_search(*, depth: int | None = None, movetime: int | None = None, repea
             start = time.process_time()
             result = searcher.search(chess.Board(fen), limits, on_info=per_depth_recorder(per_depth))
             cpu = time.process_time() - start
+            score = uci_words(result.score) if result.score is not None else "-"
             row = SearchRow(name, fen, result.depth, result.nodes, cpu,
-                            result.best_move.uci() if result.best_move else "0000", str(result.score),
+                            result.best_move.uci() if result.best_move else "0000", score,
                             effective_branching(per_depth, result.depth))
             if best is None or row.nps > best.nps:
                 best = row

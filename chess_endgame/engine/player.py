@@ -16,10 +16,11 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 
 import chess
+import chess.engine
 
 from chess_endgame.chooser import Choice, MoveClass, RankedMove, choose, has_repeated, rank_move
 from chess_endgame.engine.evaluation import Evaluator
-from chess_endgame.engine.result import Info, Limits, Score, SearchResult
+from chess_endgame.engine.result import Info, Limits, SearchResult
 from chess_endgame.engine.search import Searcher, load_compiled
 from chess_endgame.engine.timeman import ranking_deadline
 from chess_endgame.engine.tt import TranspositionTable
@@ -34,9 +35,9 @@ CLASS_SCORE = {MoveClass.WIN: 20000, MoveClass.MAYBE_WIN: 2, MoveClass.CURSED_WI
 DEFAULT_MOVETIME_MS = 1000
 
 
-def class_score(entry: RankedMove) -> Score:
+def class_score(entry: RankedMove) -> chess.engine.Score:
     """The score a tablebase move reports: mate 1 for a mate, else its class's (sure) value."""
-    return Score(mate=1) if entry.checkmate else Score(cp=CLASS_SCORE[entry.worst])
+    return chess.engine.Mate(1) if entry.checkmate else chess.engine.Cp(CLASS_SCORE[entry.worst])
 
 
 def class_wdl(cls: MoveClass, rule50: bool = True) -> tuple[int, int, int]:
@@ -59,7 +60,7 @@ class Decision:
     #: "tablebase" (the chooser decided, maybe helped by a mate search) or "search".
     source: str
     #: None when no search produced a score (see :class:`~.result.SearchResult`).
-    score: Score | None
+    score: chess.engine.Score | None
     pv: list[chess.Move] = field(default_factory=list)
     ponder: chess.Move | None = None
     #: Tablebase class and distance D of the move (None when the search decided alone).
@@ -73,7 +74,7 @@ class Decision:
     nodes: int = 0
     tbhits: int = 0
     time_ms: int = 0
-    lines: list[tuple[Score, list[chess.Move]]] = field(default_factory=list)
+    lines: list[tuple[chess.engine.Score, list[chess.Move]]] = field(default_factory=list)
     #: "lowerbound" when the score is that of an unfinished iteration's best move.
     bound: str | None = None
     #: What the user should know about this move (UCI: ``info string``), e.g. why the remote tablebase failed.
@@ -247,8 +248,7 @@ class Player:
             found = self._search_among(board, candidates, limits, due)
             nodes = found.nodes
             if found.best_move is not None:
-                if (best.cls.winning and found.score is not None and found.score.mate is not None
-                        and found.score.mate > 0):
+                if best.cls.winning and found.score is not None and (found.score.mate() or 0) > 0:
                     best = next(m for m in candidates if m.move == found.best_move)
                     score = found.score
                 elif best.cls == MoveClass.DRAW:

@@ -1,6 +1,6 @@
 """What a search is asked and what it answers: :class:`Limits` in, :class:`Info` as it goes, one :class:`SearchResult`
 out, which flows unchanged to every front end (UCI, the CLI, suite, review, serve). Scores are centipawns or
-mates from the side to move; :meth:`Score.relative` gives python-chess's ``Cp``/``Mate``."""
+mates from the side to move, as python-chess's ``Cp``/``Mate``."""
 
 from __future__ import annotations
 
@@ -63,30 +63,26 @@ class Limits:
                    movetime=None if limit.time is None else max(1, round(limit.time * 1000)))
 
 
-@dataclass(frozen=True)
-class Score:
-    """A score as UCI reports it: ``cp`` centipawns, or ``mate`` in moves (negative: getting mated)."""
+def score_of(value: int) -> chess.engine.Score:
+    """python-chess's ``Cp`` or ``Mate`` of a value of the tree (centipawns, mates as ``MATE - plies``), from the
+    side to move: a mate in ``n`` moves (negative: getting mated)."""
+    if value >= MATE_BOUND:
+        return chess.engine.Mate((MATE - value + 1) // 2)
+    if value <= -MATE_BOUND:
+        return chess.engine.Mate(-((MATE + value) // 2))
+    return chess.engine.Cp(value)
 
-    cp: int | None = None
-    mate: int | None = None
 
-    @classmethod
-    def from_value(cls, value: int) -> Score:
-        if value >= MATE_BOUND:
-            return cls(mate=(MATE - value + 1) // 2)
-        if value <= -MATE_BOUND:
-            return cls(mate=-((MATE + value) // 2))
-        return cls(cp=value)
+def uci_words(score: chess.engine.Score) -> str:
+    """A score in UCI's words, from the side to move: ``cp 12``, ``mate -3`` (``mate 0``: mated)."""
+    return f"mate {score.mate()}" if score.is_mate() else f"cp {score.score()}"
 
-    def uci(self) -> str:
-        return f"mate {self.mate}" if self.mate is not None else f"cp {self.cp}"
 
-    def relative(self) -> chess.engine.Score:
-        """The same score as python-chess's ``Cp`` or ``Mate`` (from the side to move, as this one)."""
-        return chess.engine.Mate(self.mate) if self.mate is not None else chess.engine.Cp(self.cp or 0)
-
-    def __str__(self) -> str:
-        return self.uci()
+def score_json(score: chess.engine.Score | None) -> dict | None:
+    """A score for JSON output: ``{"cp": 12}`` or ``{"mate": -3}`` (None: no score)."""
+    if score is None:
+        return None
+    return {"mate": score.mate()} if score.is_mate() else {"cp": score.score()}
 
 
 @dataclass
@@ -99,7 +95,7 @@ class Info:
 
     depth: int
     seldepth: int
-    score: Score | None
+    score: chess.engine.Score | None
     nodes: int
     nps: int
     tbhits: int
@@ -119,7 +115,7 @@ class SearchResult:
 
     best_move: chess.Move | None
     ponder_move: chess.Move | None
-    score: Score | None
+    score: chess.engine.Score | None
     pv: list[chess.Move]
     depth: int
     seldepth: int
@@ -127,5 +123,5 @@ class SearchResult:
     tbhits: int
     time_ms: int
     #: Every MultiPV line of the last completed iteration: (score, pv).
-    lines: list[tuple[Score, list[chess.Move]]] = field(default_factory=list)
+    lines: list[tuple[chess.engine.Score, list[chess.Move]]] = field(default_factory=list)
     bound: str | None = None

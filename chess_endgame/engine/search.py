@@ -47,7 +47,7 @@ from chess_endgame.engine.core.tree import (
 )
 from chess_endgame.engine.evaluation import Evaluator
 from chess_endgame.engine.interrupt import sigint_deferred
-from chess_endgame.engine.result import Info, Limits, Score, SearchResult, decode, encode
+from chess_endgame.engine.result import Info, Limits, SearchResult, decode, encode, score_of
 from chess_endgame.engine.tt import TranspositionTable
 from chess_endgame.tablebase.prober import NotCoveredError, Prober
 
@@ -178,7 +178,7 @@ class Searcher:
             root_moves = [m for m in root_moves if m in wanted] or root_moves
         result = SearchResult(None, None, None, [], 0, 0, 0, 0, 0)
         if not root_moves:
-            result.score = Score(mate=0) if board.is_check() else Score(cp=0)
+            result.score = chess.engine.Mate(0) if board.is_check() else chess.engine.Cp(0)
             return result
         result.best_move = decode(root_moves[0])
         self._root_scores = dict.fromkeys(root_moves, 0)
@@ -195,11 +195,11 @@ class Searcher:
                                                         line + 1)
                         pv_codes = self._pv() or moves[:1]
                         pv = [decode(c) for c in pv_codes]
-                        lines.append((Score.from_value(score), pv))
+                        lines.append((score_of(score), pv))
                         excluded.add(pv_codes[0])
                         if line == 0:
                             previous = score
-                            result.best_move, result.score, result.pv = pv[0], Score.from_value(score), pv
+                            result.best_move, result.score, result.pv = pv[0], score_of(score), pv
                             result.ponder_move = pv[1] if len(pv) > 1 else None
                         if on_info:
                             on_info(self._info(depth, score, pv, line + 1))
@@ -216,7 +216,7 @@ class Searcher:
                     result.pv = [decode(c) for c in partial[:length]] or [result.best_move]
                     result.ponder_move = result.pv[1] if len(result.pv) > 1 else None
                     if not result.depth:  # no iteration complete: the partial one's score, as a bound
-                        result.score = Score.from_value(int(counters[core.PARTIAL_SCORE]))
+                        result.score = score_of(int(counters[core.PARTIAL_SCORE]))
                         result.bound = "lowerbound"
         if self._raised is not None:  # Ctrl-C between two compiled calls
             raise self._raised
@@ -394,6 +394,6 @@ class Searcher:
 
     def _info(self, depth: int, score: int, pv: list[chess.Move], multipv: int, bound: str | None = None) -> Info:
         elapsed = time.monotonic() - self.start
-        return Info(depth, self.seldepth, Score.from_value(score), self.nodes,
+        return Info(depth, self.seldepth, score_of(score), self.nodes,
                     int(self.nodes / elapsed) if elapsed > 0 else 0, self.tbhits, self.tt.hashfull(),
                     int(elapsed * 1000), pv, multipv, bound)

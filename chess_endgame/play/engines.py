@@ -18,7 +18,7 @@ import chess
 import chess.engine
 
 from chess_endgame.engine.player import DEFAULT_MOVETIME_MS, Decision, Player
-from chess_endgame.engine.result import Limits
+from chess_endgame.engine.result import Limits, uci_words
 from chess_endgame.play.game import AgentMove
 
 #: Seconds a UCI engine has to answer ``uci`` with ``uciok``. A program that exits fails at once;
@@ -60,9 +60,7 @@ class Answer:
 
     def score_text(self) -> str | None:
         """The score in UCI's words: ``cp 12``, ``mate -3``."""
-        if self.score is None:
-            return None
-        return f"mate {self.score.mate()}" if self.score.is_mate() else f"cp {self.score.score()}"
+        return None if self.score is None else uci_words(self.score)
 
 
 def limit(movetime: int | None = None, depth: int | None = None, nodes: int | None = None) -> chess.engine.Limit:
@@ -94,23 +92,22 @@ class PlayerEngine:
         start = time.monotonic()
         decision = self._decide(board)
         score = decision.score
-        return Answer(decision.move.uci() if decision.move else None, None if score is None else score.relative(),
+        return Answer(decision.move.uci() if decision.move else None, score,
                       decision.depth, decision.nodes, time.monotonic() - start, [m.uci() for m in decision.pv])
 
     def evaluate(self, board: chess.Board) -> chess.engine.Score | None:
         """The search's score of ``board`` from the side to move (None when no iteration finished)."""
-        score = self._decide(board).score
-        return None if score is None else score.relative()
+        return self._decide(board).score
 
     def move(self, board: chess.Board) -> AgentMove:
         """A game move, commented with its tablebase class or the search's verdict."""
         decision = self._decide(board)
         if decision.source == "tablebase":
             note = f"tablebase {decision.cls.name} D={decision.distance}"  # type: ignore[union-attr]
-            if decision.score is not None and decision.score.mate is not None:
-                note += f" mate {decision.score.mate}"
+            if decision.score is not None and decision.score.is_mate():
+                note += f" mate {decision.score.mate()}"
         else:
-            note = f"search {decision.score or 'no score'} depth {decision.depth}"
+            note = f"search {uci_words(decision.score) if decision.score else 'no score'} depth {decision.depth}"
         return AgentMove(decision.move, note)
 
     def close(self) -> None:

@@ -26,7 +26,7 @@ import chess.syzygy
 
 from chess_endgame.chooser import Choice, game_result, rank_move
 from chess_endgame.engine.player import Decision, Player, PlayerOptions
-from chess_endgame.engine.result import Limits, Score
+from chess_endgame.engine.result import Limits
 from chess_endgame.pgn import game_problem
 from chess_endgame.review.judge import TIGHT_PLIES, Judgement, Verdict, drawn_by, eval_judgement, tablebase_judgement
 from chess_endgame.tablebase.prober import NotCoveredError, Prober
@@ -127,9 +127,9 @@ class _Position:
         return d.choice if d is not None and d.source == "tablebase" and d.choice is not None else None
 
 
-def pov(score: Score | None, turn: chess.Color) -> chess.engine.PovScore | None:
-    """The player's :class:`~chess_endgame.engine.result.Score` (side to move) as python-chess's PovScore."""
-    return None if score is None else chess.engine.PovScore(score.relative(), turn)
+def pov(score: chess.engine.Score | None, turn: chess.Color) -> chess.engine.PovScore | None:
+    """The player's score (side to move) as python-chess's PovScore."""
+    return None if score is None else chess.engine.PovScore(score, turn)
 
 
 class Reviewer:

@@ -23,6 +23,7 @@ import chess
 from chess_endgame.board import PositionError, parse_fen
 from chess_endgame.chooser import Choice, MoveClass, RankedMove, choose, rank_move
 from chess_endgame.engine.player import Decision
+from chess_endgame.engine.result import score_json
 from chess_endgame.tablebase.prober import NotCovered, NotCoveredError, Reason, TablebaseProber
 
 #: Longest FEN accepted (a legal FEN has at most about 90 characters).
@@ -214,7 +215,7 @@ def search_record(board: chess.Board, decision: Decision) -> dict:
         "source": decision.source,
         "move": decision.move.uci() if decision.move else None,
         "san": board.san(decision.move) if decision.move else None,
-        "score": None if score is None else ({"mate": score.mate} if score.mate is not None else {"cp": score.cp}),
+        "score": score_json(score),
         "class": decision.cls.name if decision.cls else None,
         "depth": decision.depth,
         "nodes": decision.nodes,

@@ -146,7 +146,7 @@ class SelfPlay:
                     continue
                 self.player.new_game()
                 score = self.player.decide(board, Limits(nodes=BALANCE_NODES)).score
-                if is_balanced(None if score is None else score.relative(), refuse_draws=False):
+                if is_balanced(score, refuse_draws=False):
                     return board
 
     def game(self, number: int) -> GameLabels:

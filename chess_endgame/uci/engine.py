@@ -23,7 +23,7 @@ import chess
 from chess_endgame.board import PositionError, parse_position
 from chess_endgame.engine import warm
 from chess_endgame.engine.player import DEFAULT_MOVETIME_MS, Decision, Player, class_score, class_wdl
-from chess_endgame.engine.result import Info, Limits
+from chess_endgame.engine.result import Info, Limits, uci_words
 from chess_endgame.engine.search import MAX_PLY
 from chess_endgame.engine.timeman import budget, moves_left
 from chess_endgame.tablebase.paths import with_embedded
@@ -467,11 +467,11 @@ class UciEngine:
         if self.player.options.multipv > 1:
             parts.append(f"multipv {info.multipv}")
         if info.score is not None:
-            parts.append(f"score {info.score.uci()}")
+            parts.append(f"score {uci_words(info.score)}")
             if info.bound:
                 parts.append(info.bound)
             if self.values["uci_showwdl"]:
-                parts.append("wdl {} {} {}".format(*(info.wdl or info.score.relative().wdl(model=WDL_MODEL))))
+                parts.append("wdl {} {} {}".format(*(info.wdl or info.score.wdl(model=WDL_MODEL))))
         parts.append(f"nodes {info.nodes} nps {info.nps} tbhits {info.tbhits} time {info.time_ms} "
                      f"hashfull {info.hashfull}")
         if info.pv:
