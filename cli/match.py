@@ -137,7 +137,7 @@ def _json(outcome: MatchOutcome, starts: str, balance: dict | None, jobs: int, g
                    "engine is E0 Elo stronger) and H1 (E1 stronger), with the pentanomial model over pairs, as "
                    "fishtest: alpha and beta default to 0.05, model to normalized Elo (or logistic).")
 @click.option("--starts", "start_count", default=None, type=click.IntRange(1, 100000), metavar="N",
-              help="Distinct random starts to draw and judge (default one a pair; with --sprt at most "
+              help="Distinct random start positions to draw and judge (default one a pair; with --sprt at most "
                    f"{SPRT_STARTS}); the pairs go round them in order.")
 @click.option("--save-starts", default=None, type=OutputFile(), metavar="FILE",
               help="Write the starts as FEN lines to FILE (-: standard output), for a later --openings FILE.")

@@ -194,7 +194,7 @@ def test_every_file_written_is_an_output_option() -> None:
     """Options that write files take OutputFile (checked before the work, ``-`` for stdout), never a bare Path."""
     assert {(" ".join(p), n) for p, n in OUTPUT_OPTIONS} == {
         ("play", "--pgn"), ("suite", "--output"), ("suite", "--csv"), ("tune", "--output"), ("tune", "--labels-out"),
-        ("match", "--pgn"), ("review", "--output")}
+        ("match", "--pgn"), ("match", "--save-starts"), ("review", "--output")}
     for path, command in COMMANDS:
         for param in command.params:
             kind = param.type

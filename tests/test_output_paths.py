@@ -29,6 +29,8 @@ OUTPUTS = {
     "suite --csv": (["suite", str(DATA / "mates.epd"), "--depth", "3"], "--csv", "file"),
     "match --pgn": (["match", "--engine", "self", "--engine", "self", "--nodes", "500", "--games", "2"], "--pgn",
                     "file"),
+    "match --save-starts": (["match", "--engine", "self", "--engine", "self", "--nodes", "500", "--games", "2"],
+                            "--save-starts", "file"),
     "tune --output": (["tune", "--per-material", "10"], "--output", "file"),
     "tune --labels-out": (["tune", "--per-material", "10", "--selfplay-games", "2"], "--labels-out", "file"),
     "tablebases download --dest": (["tablebases", "download", "--pieces", "3", "--mirror", "http://127.0.0.1:9/"],
