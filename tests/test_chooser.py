@@ -210,6 +210,7 @@ def test_kbnk_converted_against_the_defender(prober: Prober, fen: str) -> None:
     assert all(not m.comment or "CURSED" not in m.comment for m in record.moves)
 
 
+@pytest.mark.slow
 def test_krpkr_converted_against_the_defender(prober: Prober) -> None:
     require_tables(prober, "KRPvKR")
     rng = random.Random(5)

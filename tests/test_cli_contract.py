@@ -139,6 +139,7 @@ def test_engine_options_are_found() -> None:
                                                              ("match", "--engine"), ("match", "--balance-engine")}
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(("engine", "words"), [
     ("", "the UCI engine command is empty"),
     ("'unbalanced", "cannot parse the engine command"),

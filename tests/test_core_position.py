@@ -207,6 +207,7 @@ def play_game(board: chess.Board, rng: random.Random, plies: int) -> tuple[int, 
     return played, repetitions
 
 
+@pytest.mark.slow
 def test_random_games_agree_with_python_chess() -> None:
     rng = random.Random(13)
     plies = repetitions = 0

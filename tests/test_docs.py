@@ -15,7 +15,7 @@ An example is a fenced block:
 the shown lines equal the printed ones, in order; a line ``...`` stands for any number of lines. An HTML
 comment right before the fence sets how the example runs: ``<!-- example: tables=5 -->`` (it needs the
 5-piece tables: ``$SYZYGY_PATH`` then points at them, and without them the example skips), ``needs=ray``
-(the cluster extra: without Ray the example skips, except where the cluster tests are required), ``slow``,
+(the cluster extra: without Ray the example skips, except where the cluster tests are required),
 ``exit=N`` (the last command's expected exit code); in such an example ``/data/syzygy`` in a command
 stands for the 5-piece tables' directory. Otherwise ``$SYZYGY_PATH`` is unset and the per-user
 directory empty: the examples show what a fresh install prints, on the embedded tables.
@@ -160,8 +160,9 @@ def test_every_page_has_its_examples_found() -> None:
 
 
 def _params() -> list:
-    return [pytest.param(e, id=e.name, marks=[pytest.mark.slow] if "slow" in e.options else [])
-            for e in EXAMPLES]
+    # Each example starts the program afresh (a second or more each): all are slow, run by CI, not by the quick
+    # run (pytest -m "not slow").
+    return [pytest.param(e, id=e.name, marks=[pytest.mark.slow]) for e in EXAMPLES]
 
 
 def run_uci(commands: list[str], cwd: Path, env: dict[str, str]) -> tuple[int, list[str]]:

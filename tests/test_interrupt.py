@@ -104,6 +104,7 @@ LONG_COMMANDS: dict[str, tuple[list[str], Ready]] = {
 }
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("name", list(LONG_COMMANDS))
 def test_ctrl_c_exits_130(syzygy_path: str, name: str, request: pytest.FixtureRequest) -> None:
     if name == "bench probe":  # its workloads are KQvKR, KRPvK and KRPvKR positions
@@ -131,6 +132,7 @@ def test_play_against_an_engine_stops_it_too(syzygy_path: str) -> None:
     assert "result: * (interrupted)" in out
 
 
+@pytest.mark.slow
 def test_tune_keeps_the_weights_and_the_match_so_far(syzygy_path: str, tmp_path: Path) -> None:
     weights = tmp_path / "w.json"
     code, out, err = interrupt(["tune", "--per-material", "10", "--match-games", "400", "--match-nodes", "300",
@@ -141,6 +143,7 @@ def test_tune_keeps_the_weights_and_the_match_so_far(syzygy_path: str, tmp_path:
     assert load_weights(str(weights)).source.startswith("tuned")
 
 
+@pytest.mark.slow
 def test_suite_json_keeps_the_positions_done(syzygy_path: str) -> None:
     code, out, err = interrupt(["suite", str(DATA / "tactics.epd"), str(DATA / "mates.epd"), "--movetime", "300",
                                 "--json"], after(4))
@@ -149,6 +152,7 @@ def test_suite_json_keeps_the_positions_done(syzygy_path: str) -> None:
     assert data["meta"]["interrupted"] and 0 < len(data["positions"]) < data["meta"]["positions"]
 
 
+@pytest.mark.slow
 def test_bench_search_keeps_the_rows_measured(syzygy_path: str) -> None:
     code, out, err = interrupt(["bench", "search", "--movetime", "500", "--repeat", "1"], after(4))
     assert_interrupted(code, err)

@@ -56,6 +56,7 @@ def test_the_sweep_covers_every_output_option() -> None:
     assert found == set(OUTPUTS)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("place", ["/sys/chess-endgame-out", "/proc/chess-endgame-out", "FILE/under-a-file"])
 @pytest.mark.parametrize("name", list(OUTPUTS))
 def test_an_unwritable_output_is_refused_before_the_work(name: str, place: str, tmp_path: Path) -> None:

@@ -204,6 +204,7 @@ def check_match(out: str, pgn_text: str, games: int, names: tuple[str, str]) -> 
     return data
 
 
+@pytest.mark.slow
 def test_our_engine_against_itself(syzygy_path: str, tmp_path: Path) -> None:
     pgn = tmp_path / "games.pgn"
     code, out, err = run(
@@ -216,6 +217,7 @@ def test_our_engine_against_itself(syzygy_path: str, tmp_path: Path) -> None:
     assert data["meta"]["syzygy_path"] == resolve_path(syzygy_path)
 
 
+@pytest.mark.slow
 @needs_stockfish
 def test_against_stockfish_at_depth_1_in_two_jobs(syzygy_path: str) -> None:
     code, out, err = run(
@@ -228,6 +230,7 @@ def test_against_stockfish_at_depth_1_in_two_jobs(syzygy_path: str) -> None:
     assert all(g.headers["Black" if int(g.headers["Round"]) % 2 else "White"].startswith("Stockfish") for g in games)
 
 
+@pytest.mark.slow
 @needs_stockfish
 def test_stockfish_keeps_to_a_tiny_clock(syzygy_path: str, tmp_path: Path) -> None:
     pgn = tmp_path / "clocked.pgn"

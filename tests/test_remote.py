@@ -182,6 +182,7 @@ def answer_for(board: chess.Board, prober: Prober) -> dict:
     return api.standard(board, prober)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(("mode", "words"), [
     ("429", "rate-limited (HTTP 429)"),
     ("500", "HTTP 500 from the server"),
@@ -352,6 +353,7 @@ def run_cli(*args: str, env: dict | None = None) -> subprocess.CompletedProcess:
     return subprocess.run([EXECUTABLE, *args], capture_output=True, text=True, timeout=120, env=env)
 
 
+@pytest.mark.slow
 def test_cli_remote_tablebase(server: str, five_pieces: str, tmp_path: Path) -> None:
     # No local tables but the embedded 3-4-piece ones: the server answers the 5-piece positions.
     env = dict(os.environ, XDG_CACHE_HOME=str(tmp_path), SYZYGY_PATH=str(tmp_path))

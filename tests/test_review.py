@@ -325,6 +325,7 @@ def test_bad_input(syzygy_path: str, tmp_path: Path) -> None:
     one_line(*run("review", str(tmp_path / "bad.pgn")), "no game to review", "1 bad", "game 1, line 5", "Ke3")
 
 
+@pytest.mark.slow
 def test_ctrl_c_keeps_the_games_done(syzygy_path: str, tmp_path: Path) -> None:
     game = game_from("3r2k1/5pp1/7p/8/8/8/1R3PPP/3Q2K1 w - - 0 1", ["Qd5", "Rxd5", "Rb8+", "Kh7", "h3", "Rd1+"])
     games = write_games(tmp_path / "slow.pgn", *[game] * 40)  # far more than 9 s of work, even on an idle machine

@@ -114,6 +114,7 @@ async def _fetch_all(urls: list[str], parallel: int) -> list[tuple[int, object, 
         return await asyncio.gather(*(one(session, url) for url in urls))
 
 
+@pytest.mark.slow
 def test_standard_agrees_with_the_chooser_on_random_positions(server: str, prober: Prober,
                                                               syzygy_path: str) -> None:
     boards = sample(prober, 9, seed=14)
@@ -359,6 +360,7 @@ def test_a_search_blocks_no_one_and_searches_are_bounded(prober: Prober) -> None
         assert results["first"][0] == 200
 
 
+@pytest.mark.slow
 def test_200_concurrent_requests_are_all_correct(server: str, prober: Prober, syzygy_path: str) -> None:
     """A load of 200 requests at once on positions the server has not seen; the latencies are printed
     (a benchmark, not a timed test)."""

@@ -207,12 +207,14 @@ def rates(elo_diff, bounds, runs, seed):
 # Each game is drawn half the time, so 20 logistic Elo are about 28 nElo. Fixed seeds make every rate below one
 # fixed number; the limits leave room for the binomial spread a change of seed would bring (at 5% errors over
 # 200 runs: 1.5%), and a wrong LLR or wrong stopping bounds fails them.
+@pytest.mark.slow
 @pytest.mark.parametrize("bounds", [SprtBounds(0, 20, model="logistic"), SprtBounds(0, 40, model="normalized")])
 def test_simulated_match_at_elo0_fails(bounds):
     passed, failed = rates(0, bounds, 200, seed=1)
     assert failed >= 0.9 and passed + failed == 1  # 0.935 and 0.95 with these seeds
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("bounds, true_elo", [
     (SprtBounds(0, 20, model="logistic"), 45),
     (SprtBounds(0, 40, model="normalized"), 60),  # about 87 nElo

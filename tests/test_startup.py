@@ -70,6 +70,7 @@ def cache_files(directory: Path) -> list[Path]:
     return [p for p in directory.rglob("*") if p.suffix in (".nbi", ".nbc")]
 
 
+@pytest.mark.slow
 def test_uciok_at_once_on_a_cold_cache_and_readyok_once_compiled(tmp_path: Path) -> None:
     """uciok before the compile, readyok after it, also when the input ends right after isready (a script
     piping its commands: every isready read is answered before the engine exits)."""
@@ -123,6 +124,7 @@ def test_unwritable_numba_cache_dir_falls_back(tmp_path: Path) -> None:
     assert code == 0 and "Traceback" not in stderr and "warm-up failed" not in stderr, stderr
 
 
+@pytest.mark.slow
 @pytest.mark.skipif(not hasattr(numba.core.config, "CACHE_LOCATOR_CLASSES"),
                     reason="this numba has no NUMBA_CACHE_LOCATOR_CLASSES to simulate an unwritable cache")
 def test_no_writable_cache_anywhere_compiles_without_a_cache() -> None:

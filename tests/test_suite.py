@@ -181,6 +181,7 @@ def test_engine_that_dies_twice_on_a_position(tmp_path: Path) -> None:
     assert "engine error" in err and "not run: 3 of 6" in out
 
 
+@pytest.mark.slow
 def test_ctrl_c_keeps_partial_results(syzygy_path: str, tmp_path: Path) -> None:
     out_json = tmp_path / "partial.json"
     proc = subprocess.Popen([str(Path(sys.executable).parent / "chess-endgame"), "suite",

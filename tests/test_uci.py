@@ -398,6 +398,7 @@ def test_back_to_back_go_and_stop_each_get_one_bestmove() -> None:
     assert len([line for line in lines if line.startswith("bestmove")]) == gos
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("go", ["go movetime -5", "go depth abc", "go", "go nodes x movetime y",
                                 "go depth 0", "go mate -1", "go wtime -100 btime -100"])
 def test_every_go_ends_by_itself(go: str) -> None:
