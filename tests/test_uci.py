@@ -505,9 +505,13 @@ def test_a_stop_that_races_the_end_of_a_search_loses_nothing() -> None:
     assert len([line for line in lines if line.startswith("bestmove")]) == 2, lines[-5:]
 
 
-def test_show_wdl_follows_python_chess_model() -> None:
-    """UCI_ShowWDL: every scored info line carries wdl W D L (permille, summing to 1000) from python-chess's
-    Cp.wdl(model="lichess") of its score (a mate: certain), so GUIs and the score agree."""
+@pytest.mark.parametrize(("fen", "certain"), [
+    ("8/5pk1/6p1/8/3R4/6P1/5PK1/4r3 w - - 0 1", False),   # a searched score: the Stockfish model, draws too
+    ("6k1/5ppp/8/8/8/8/5PPP/R5K1 w - - 0 40", True),      # mate in one: certain
+])
+def test_show_wdl_follows_python_chess_model(fen: str, certain: bool) -> None:
+    """UCI_ShowWDL: every scored info line carries wdl W D L (permille, summing to 1000). A mate is certain;
+    any other score is python-chess's Cp.wdl(model="sf") at the game's ply, so GUIs and the score agree."""
     import io
     import re
     import time
@@ -517,7 +521,7 @@ def test_show_wdl_follows_python_chess_model() -> None:
     out = io.StringIO()
     engine = UciEngine(out)
     engine.handle("setoption name UCI_ShowWDL value true")
-    engine.handle("position fen 8/5pk1/6p1/8/3R4/6P1/5PK1/4r3 w - - 0 1")
+    engine.handle(f"position fen {fen}")
     engine.handle("go depth 6")
     deadline = time.monotonic() + 60
     while "bestmove" not in out.getvalue() and time.monotonic() < deadline:
@@ -525,9 +529,15 @@ def test_show_wdl_follows_python_chess_model() -> None:
     engine.handle("quit")
     scored = [line for line in out.getvalue().splitlines() if line.startswith("info") and " score " in line]
     assert scored
+    ply = chess.Board(fen).ply()
     for line in scored:
         found = re.search(r" score (cp|mate) (-?\d+)(?: lowerbound| upperbound)? wdl (\d+) (\d+) (\d+)", line)
         assert found, line
         kind, value, *wdl = found.groups()
-        score = chess.engine.Cp(int(value)) if kind == "cp" else chess.engine.Mate(int(value))
-        assert tuple(map(int, wdl)) == tuple(score.wdl(model="lichess")), line
+        wdl = tuple(map(int, wdl))
+        assert sum(wdl) == 1000 and (kind == "mate") == certain, line
+        if kind == "mate":
+            assert wdl == ((1000, 0, 0) if int(value) > 0 else (0, 0, 1000)), line
+        else:
+            assert wdl == tuple(chess.engine.Cp(int(value)).wdl(model="sf", ply=ply)), line
+            assert wdl[1] > 0, line  # a draw has its share

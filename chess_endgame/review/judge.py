@@ -143,7 +143,11 @@ def tablebase_judgement(best: RankedMove, played: RankedMove, *, repeats: bool =
 
 def winning_chances(score: chess.engine.Score) -> float:
     """Lichess's winning chances in [-1, 1] of a score from one side's view: python-chess's Lichess model
-    (:meth:`chess.engine.Cp.wdl`, ``model="lichess"``, which clamps at the ceiling), mates at ±ceiling."""
+    (:meth:`chess.engine.Cp.wdl`, ``model="lichess"``, which clamps at the ceiling), mates at ±ceiling.
+
+    python-chess rounds the model to whole permille, so the chances move in steps of 0.002 where lila's
+    float does not: a drop within 0.002 of a threshold (0.3, 0.2, 0.1) may fall on the other side of it
+    than on Lichess."""
     mate = score.mate()
     if mate is not None:
         score = chess.engine.Cp(CP_CEILING if mate > 0 or (mate == 0 and score == chess.engine.MateGiven)

@@ -29,7 +29,7 @@ from chess_endgame.engine.timeman import budget, moves_left
 from chess_endgame.tablebase.paths import with_embedded
 from chess_endgame.tablebase.prober import Prober
 from chess_endgame.tablebase.remote import RemoteProber, default_cache_path
-from chess_endgame.uci.options import WDL_MODEL, declaration, options, parse_value
+from chess_endgame.uci.options import declaration, options, parse_value, wdl
 from chess_endgame.version import __version__
 
 ENGINE_NAME = f"chess-endgame {__version__}"
@@ -102,6 +102,7 @@ class UciEngine:
         self.values = {o.name.lower(): o.default for o in self.options.values()}
         self.player = player or Player(Prober(with_embedded(self.values["syzygypath"] or None)))
         self.board = chess.Board()
+        self._search_ply = 0
         #: Why the last ``position`` was refused (None: the board is the GUI's).
         self._rejected: str | None = None
         self._session: Session | None = None
@@ -331,6 +332,7 @@ class UciEngine:
             return
         limits, budget_ms, ponder = self._parse_go(args)
         session = Session(limits, pondering=ponder, ponder_budget=budget_ms if ponder else None)
+        self._search_ply = self.board.ply()  # UCI_ShowWDL's model reads the game ply
         session.thread = threading.Thread(target=self._think, args=(self.board.copy(), session), daemon=True)
         self._session = session
         session.thread.start()
@@ -471,7 +473,7 @@ class UciEngine:
             if info.bound:
                 parts.append(info.bound)
             if self.values["uci_showwdl"]:
-                parts.append("wdl {} {} {}".format(*(info.wdl or info.score.wdl(model=WDL_MODEL))))
+                parts.append("wdl {} {} {}".format(*(info.wdl or wdl(info.score, self._search_ply))))
         parts.append(f"nodes {info.nodes} nps {info.nps} tbhits {info.tbhits} time {info.time_ms} "
                      f"hashfull {info.hashfull}")
         if info.pv:

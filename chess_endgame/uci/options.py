@@ -4,7 +4,9 @@ lines that declare them, and the values ``setoption`` may give them."""
 from __future__ import annotations
 
 import chess
+import chess.engine
 
+from chess_endgame.engine.core.tree import TB_BOUND
 from chess_endgame.tablebase.paths import scan, user_path
 
 
@@ -75,5 +77,15 @@ def options() -> list[chess.engine.Option]:
     ]
 
 
-#: The win/draw/loss model of ``UCI_ShowWDL`` (python-chess's :meth:`chess.engine.Cp.wdl`): it needs no ply.
-WDL_MODEL = "lichess"
+#: The win/draw/loss model of ``UCI_ShowWDL`` for a searched score: python-chess's Stockfish model
+#: (:meth:`chess.engine.Cp.wdl`), which depends on the game ply and gives draws their share.
+WDL_MODEL = "sf"
+
+
+def wdl(score: chess.engine.Score, ply: int) -> chess.engine.Wdl:
+    """``UCI_ShowWDL``'s permille from the side to move: a mate or a tablebase result found in the tree
+    (beyond :data:`~chess_endgame.engine.core.tree.TB_BOUND`) is certain; any other score goes through
+    :data:`WDL_MODEL` at game ``ply``."""
+    if score.is_mate() or abs(score.score() or 0) >= TB_BOUND:
+        return chess.engine.Wdl(1000, 0, 0) if score > chess.engine.Cp(0) else chess.engine.Wdl(0, 0, 1000)
+    return score.wdl(model=WDL_MODEL, ply=ply)
