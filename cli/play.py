@@ -77,7 +77,9 @@ def best(position: tuple[str, ...], moves: bool, as_json: bool, no_faster_mate: 
         click.echo(f"search:    depth {decision.depth}, {decision.nodes} nodes, {decision.time_ms} ms")
         if decision.not_covered is not None:
             click.echo(f"tables:    {decision.not_covered.message}")
-    score = uci_words(decision.score) if decision.score else "none (stopped before the first move was searched)"
+    score = "none (stopped before the first move was searched)"
+    if decision.score is not None:
+        score = uci_words(decision.score)
     click.echo(f"score:     {score}")
     click.echo(f"pv:        {_san_line(board, decision.pv)}")
     for note in decision.notes:

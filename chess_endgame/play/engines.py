@@ -107,7 +107,8 @@ class PlayerEngine:
             if decision.score is not None and decision.score.is_mate():
                 note += f" mate {decision.score.mate()}"
         else:
-            note = f"search {uci_words(decision.score) if decision.score else 'no score'} depth {decision.depth}"
+            said = uci_words(decision.score) if decision.score is not None else "no score"
+            note = f"search {said} depth {decision.depth}"
         return AgentMove(decision.move, note)
 
     def close(self) -> None:
