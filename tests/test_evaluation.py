@@ -1,4 +1,4 @@
-"""The linear evaluation: symmetry, features, the weight file."""
+"""The tapered linear evaluation: symmetry, the terms, the phase and the scale factors, the weight file."""
 
 from __future__ import annotations
 
@@ -12,6 +12,8 @@ import pytest
 
 from chess_endgame.board import random_position
 from chess_endgame.engine.core import features as core
+from chess_endgame.engine.core import pawns
+from chess_endgame.engine.core.features import TERMS
 from chess_endgame.engine.core.position import bitboards
 from chess_endgame.engine.evaluation import (
     FEATURES,
@@ -21,7 +23,14 @@ from chess_endgame.engine.evaluation import (
     feature_matrix,
     features,
     load_weights,
+    save_weights,
+    terms,
 )
+
+
+def value(fen: str, name: str) -> float:
+    """One term of a position, White's view."""
+    return terms(chess.Board(fen))[0][TERMS.index(name)]
 
 
 @pytest.fixture(scope="module")
@@ -42,11 +51,15 @@ def test_start_position_is_balanced(evaluator: Evaluator) -> None:
     assert evaluator.evaluate(board) == round(evaluator.weights["tempo"])
 
 
-def test_contributions_add_up(evaluator: Evaluator) -> None:
-    board = chess.Board("8/5pk1/6p1/8/3R4/6P1/5PKr/8 b - - 0 1")
-    rows = evaluator.contributions(board)
-    assert [r[0] for r in rows] == list(FEATURES)
-    assert abs(sum(r[3] for r in rows) - evaluator.evaluate(board)) < 1.0
+def test_the_explanation_adds_up(evaluator: Evaluator) -> None:
+    board = chess.Board("8/6k1/6p1/8/3R4/6P1/5PKr/8 b - - 0 1")  # Black a pawn down
+    explained = evaluator.explain(board)
+    assert [p.family for p in explained.parts][:3] == ["material", "pawns", "passers"]
+    # Two rooks: mg 4/24; a rook ending a pawn up with every pawn on one wing: the endgame part scaled by 3/4.
+    assert explained.mg == pytest.approx(4 / 24) and explained.scale == 0.75
+    assert round(explained.tempo + sum(p.total for p in explained.parts)) == evaluator.evaluate(board)
+    material = explained.parts[0]
+    assert material.terms == [("pawn", -1.0, evaluator.weights["pawn.mg"], evaluator.weights["pawn.eg"])]
 
 
 def test_endgame_knowledge(evaluator: Evaluator) -> None:
@@ -55,15 +68,12 @@ def test_endgame_knowledge(evaluator: Evaluator) -> None:
     corner = chess.Board("7k/8/8/8/8/8/8/R3K3 b - - 0 1")
     assert evaluator.evaluate(centre) > evaluator.evaluate(corner)
     # KBN: the corner of the bishop's colour is the one to drive to (dark bishop: a1/h8).
-    right = features(chess.Board("7k/8/8/8/8/8/8/2BNK3 w - - 0 1"))
-    wrong = features(chess.Board("k7/8/8/8/8/8/8/2BNK3 w - - 0 1"))
-    assert right[FEATURES.index("kbn_corner")] > wrong[FEATURES.index("kbn_corner")]
+    assert value("7k/8/8/8/8/8/8/2BNK3 w - - 0 1", "kbn_corner") > value("k7/8/8/8/8/8/8/2BNK3 w - - 0 1", "kbn_corner")
     # A rook against a minor piece, without pawns, is drawish.
-    assert features(chess.Board("4k3/8/8/8/8/8/2b5/R3K3 w - - 0 1"))[FEATURES.index("drawish")] > 0
+    assert value("4k3/8/8/8/8/8/2b5/R3K3 w - - 0 1", "drawish") > 0
     # Square rule: the king outside the pawn's square cannot catch it.
-    free = features(chess.Board("7k/8/8/8/P7/8/8/4K3 b - - 0 1"))
-    caught = features(chess.Board("8/8/2k5/8/P7/8/8/4K3 b - - 0 1"))
-    assert free[FEATURES.index("unstoppable")] == 1 and caught[FEATURES.index("unstoppable")] == 0
+    assert value("7k/8/8/8/P7/8/8/4K3 b - - 0 1", "unstoppable") == 1
+    assert value("8/8/2k5/8/P7/8/8/4K3 b - - 0 1", "unstoppable") == 0
 
 
 def test_feature_matrix_is_side_to_move_view() -> None:
@@ -71,7 +81,8 @@ def test_feature_matrix_is_side_to_move_view() -> None:
     black = chess.Board("4k3/8/8/8/8/8/8/R3K3 b - - 0 1")
     m = feature_matrix([white, black])
     assert m.shape == (2, len(FEATURES))
-    assert m[0, FEATURES.index("rook")] == 1 and m[1, FEATURES.index("rook")] == -1
+    assert m[0, FEATURES.index("rook.eg")] == pytest.approx(22 / 24) == -m[1, FEATURES.index("rook.eg")]
+    assert m[0, FEATURES.index("rook.mg")] == pytest.approx(2 / 24)
     assert m[0, 0] == m[1, 0] == 1  # tempo
 
 
@@ -96,23 +107,59 @@ def test_compiled_evaluation_equals_the_explained_one() -> None:
     rng = random.Random(3)
     random_weights = Weights(np.array([rng.uniform(-50, 50) for _ in FEATURES]))
     halves = Weights(np.array([rng.randint(-100, 100) / 2 for _ in FEATURES]))  # ties: x.5 rounds to even
+    boards = _random_boards(1000, seed=11)
+    rows = feature_matrix(boards)
     for evaluator in (Evaluator(), Evaluator(random_weights), Evaluator(halves)):
-        scratch = np.empty(len(FEATURES))
-        keys, terms = core.new_pawn_table()
-        for board in _random_boards(1000, seed=11):
-            rows = evaluator.contributions(board)
+        scratch = np.empty(core.SCRATCH_SIZE)
+        keys, pawn_terms = core.new_pawn_table()
+        for board, row in zip(boards, rows, strict=True):
             total = 0.0
-            for row in rows[1:]:  # left to right, as the compiled sum
-                total += row[3]
-            explained = round(rows[0][3] + total)
-            compiled = core.evaluate(bitboards(board), int(board.turn), evaluator.vector, scratch, keys, terms)
-            assert compiled == explained == evaluator.evaluate(board), board.fen()
+            for f, w in zip(row[1:], evaluator.vector[1:], strict=True):  # left to right, as the compiled sum
+                total += f * w
+            by_features = round(evaluator.vector[0] + total)
+            compiled = core.evaluate(bitboards(board), int(board.turn), evaluator.vector, scratch, keys, pawn_terms)
+            explained = evaluator.explain(board)
+            assert compiled == by_features == evaluator.evaluate(board) == explained.total, board.fen()
+            assert explained.tempo + sum(p.total for p in explained.parts) == pytest.approx(total + explained.tempo)
+
+
+def test_mirrored_positions_score_the_same_for_the_side_to_move() -> None:
+    rng = random.Random(9)
+    evaluator = Evaluator(Weights(np.array([rng.uniform(-50, 50) for _ in FEATURES])))
+    for board in _random_boards(300, seed=4):
+        raw, mg, scale = terms(board)
+        mirrored, mg2, scale2 = terms(board.mirror())
+        assert (mg, scale) == (mg2, scale2) and [-x for x in raw] == pytest.approx(mirrored, abs=1e-12), board.fen()
+        assert evaluator.evaluate(board) == evaluator.evaluate(board.mirror()), board.fen()
+
+
+@pytest.mark.parametrize(("fen", "scale"), [
+    ("8/4kb2/8/3P4/2P5/4K3/3B4/8 w - - 0 1", 0.5),   # opposite-coloured bishops, White a pawn up
+    ("4k3/8/8/8/8/8/2b5/R3K3 w - - 0 1", 0.25),       # KRvKB: no pawns, less than a rook up
+    ("1k6/8/8/8/8/P7/8/2B1K3 w - - 0 1", 0.0),        # a dark bishop and the a-pawn: a8 is light
+    ("6k1/5pp1/7p/8/8/6PP/5PPK/r6R w - - 0 1", 0.75),  # rooks, a pawn up, all on the king's side
+    ("6k1/5pp1/7p/8/8/P5P1/5PPK/r6R w - - 0 1", 1.0),  # the same with an a-pawn: winnable
+    ("1k6/8/8/8/8/P7/8/3BK3 w - - 0 1", 1.0),         # the right bishop
+])
+def test_scale_factors_for_drawish_endings(fen: str, scale: float) -> None:
+    assert terms(chess.Board(fen))[2] == scale
+    assert terms(chess.Board(fen).mirror())[2] == scale
+
+
+def test_a_scaled_ending_scores_near_a_draw(evaluator: Evaluator) -> None:
+    # Opposite bishops a pawn up, KRvKB, the wrong rook pawn: the endgame part is scaled down.
+    for fen in ("8/4kb2/8/3P4/2P5/4K3/3B4/8 w - - 0 1", "4k3/8/8/8/8/8/2b5/R3K3 w - - 0 1",
+                "1k6/8/8/8/8/P7/8/2B1K3 w - - 0 1"):
+        board = chess.Board(fen)
+        explained = evaluator.explain(board)
+        unscaled = sum(w_eg * v for p in explained.parts for _, v, _, w_eg in p.terms) * (1 - explained.mg)
+        assert abs(sum(p.eg for p in explained.parts)) <= abs(unscaled) * explained.scale + 1e-6, fen
 
 
 def _pawn_terms_alone(board: chess.Board) -> list[float]:
     keys, terms = core.new_pawn_table()
     bb = bitboards(board)
-    return terms[core.pawn_entry(bb[9], bb[1], keys, terms)].tolist()
+    return terms[pawns.pawn_entry(bb[9], bb[1], keys, terms)].tolist()
 
 
 def test_pawn_table_collisions_keep_their_own_terms() -> None:
@@ -122,7 +169,7 @@ def test_pawn_table_collisions_keep_their_own_terms() -> None:
     while True:  # two pawn structures with different terms in the same slot (birthday: a few hundred tries)
         board = random_position("KPPPvKPP", rng)
         bb = bitboards(board)
-        slot = int(core.pawn_slot(bb[9], bb[1], keys.shape[0]))
+        slot = int(pawns.pawn_slot(bb[9], bb[1], keys.shape[0]))
         if slot in seen and _pawn_terms_alone(seen[slot]) != _pawn_terms_alone(board):
             first, second = seen[slot], board
             break
@@ -130,47 +177,53 @@ def test_pawn_table_collisions_keep_their_own_terms() -> None:
     out, expected = np.empty(len(FEATURES)), np.empty(len(FEATURES))
     for board in (first, second, first, second):
         bb = bitboards(board)
-        core.features_into(bb, int(board.turn), out, keys, terms)
-        core.features_into(bb, int(board.turn), expected, *core.new_pawn_table())
+        core.features_into(bb, int(board.turn), out, keys, terms, np.zeros(12, dtype=np.uint64))
+        core.features_into(bb, int(board.turn), expected, *core.new_pawn_table(), np.zeros(12, dtype=np.uint64))
         assert out.tolist() == expected.tolist() == features(board), board.fen()
         assert (keys[slot, 0], keys[slot, 1]) == (bb[9], bb[1])
 
 
-def _write(tmp_path: Path, weights: dict) -> str:
+def _write(tmp_path: Path, weights: dict, version: int | None = 2) -> str:
     path = tmp_path / "w.json"
-    path.write_text(json.dumps({"weights": weights}))
+    path.write_text(json.dumps({"weights": weights} | ({} if version is None else {"version": version})))
     return str(path)
 
 
-def test_weight_file_must_match_the_features(tmp_path: Path) -> None:
-    good = load_weights().as_dict()
-    assert isinstance(load_weights(_write(tmp_path, good)).vector, np.ndarray)
+def test_weight_file_must_match_the_terms(tmp_path: Path) -> None:
+    saved = tmp_path / "saved.json"
+    save_weights(load_weights(), str(saved))
+    assert (load_weights(str(saved)).vector == load_weights().vector).all()
+    good = json.loads(saved.read_text())["weights"]
+    assert good["rook"] == [load_weights()["rook.mg"], load_weights()["rook.eg"]]
     missing = dict(good)
     del missing["rook"]
     with pytest.raises(WeightsError, match="missing rook"):
         load_weights(_write(tmp_path, missing))
-    extra = dict(good, queen_bonus=3)
     with pytest.raises(WeightsError, match="unknown queen_bonus"):
-        load_weights(_write(tmp_path, extra))
+        load_weights(_write(tmp_path, dict(good, queen_bonus=[3, 3])))
+    with pytest.raises(WeightsError, match=r"rook needs \[middlegame, endgame\] weights"):
+        load_weights(_write(tmp_path, dict(good, rook=5)))
     with pytest.raises(WeightsError, match="finite number"):
-        load_weights(_write(tmp_path, dict(good, rook="five")))
+        load_weights(_write(tmp_path, dict(good, rook=["five", 5])))
+    # A file of the first format (one weight a feature, no version) says what to do.
+    with pytest.raises(WeightsError, match="version 1 .*this build reads version 2.*chess-endgame tune"):
+        load_weights(_write(tmp_path, {"tempo": 10, "pawn": 90}, version=None))
     (tmp_path / "bad.json").write_text("{not json")
     with pytest.raises(WeightsError, match="cannot read"):
         load_weights(str(tmp_path / "bad.json"))
 
 
 def test_far_passers_count_the_kings_distances_and_an_open_path() -> None:
-    def passer(fen: str) -> tuple[float, float, float]:
-        f = features(chess.Board(fen))
-        return tuple(f[FEATURES.index(n)] for n in ("passer_king_them_eg", "passer_king_us_eg", "passer_path_eg"))
+    def passer(fen: str) -> tuple[float, ...]:
+        return tuple(value(fen, n) for n in ("passer_king_them", "passer_king_us", "passer_path"))
 
     # White's e6 pawn (four ranks advanced, weight 3 in a pure pawn ending), stop square e7. Distances
     # count up to 5: the black king on a1 is 6 away, the white one on e1 too.
     assert passer("8/8/4P3/8/8/8/8/k3K3 w - - 0 1") == (15, 15, 3)
     # The defending king next to the path: the stop square is attacked, the path is not open.
     assert passer("5k2/8/4P3/8/8/8/8/4K3 w - - 0 1") == (3, 15, 0)
-    # A bishop watches e8 but not e7: half the path bonus (and the bishop makes it 23/24 endgame).
-    assert passer("8/8/4P3/8/b7/8/8/k3K3 w - - 0 1") == pytest.approx((15 * 23 / 24, 15 * 23 / 24, 1.5 * 23 / 24))
+    # A bishop watches e8 but not e7: half the path bonus.
+    assert passer("8/8/4P3/8/b7/8/8/k3K3 w - - 0 1") == (15, 15, 1.5)
     # Blocked by the king: no path bonus; the same from Black's side is the negation.
     assert passer("8/4k3/4P3/8/8/8/8/4K3 b - - 0 1") == (0, 15, 0)
     assert passer("4k3/8/8/8/8/4p3/4K3/8 w - - 0 1") == (0, -15, 0)
@@ -179,31 +232,25 @@ def test_far_passers_count_the_kings_distances_and_an_open_path() -> None:
 
 
 def test_connected_passers_and_the_king_among_the_pawns() -> None:
-    def value(fen: str, name: str) -> float:
-        return features(chess.Board(fen))[FEATURES.index(name)]
-
     # Two passers side by side on the sixth (weight 3 each) support each other; apart they do not.
-    assert value("8/8/3PP3/8/8/8/8/k3K3 w - - 0 1", "passer_connected_eg") == 6
-    assert value("8/8/2P1P3/8/8/8/8/k3K3 w - - 0 1", "passer_connected_eg") == 0
-    assert value("k3K3/8/8/8/8/3pp3/8/8 w - - 0 1", "passer_connected_eg") == -6
+    assert value("8/8/3PP3/8/8/8/8/k3K3 w - - 0 1", "passer_connected") == 6
+    assert value("8/8/2P1P3/8/8/8/8/k3K3 w - - 0 1", "passer_connected") == 0
+    assert value("k3K3/8/8/8/8/3pp3/8/8 w - - 0 1", "passer_connected") == -6
     # The king among the pawns: mean distance of the enemy king to every pawn less the own king's.
     near = "8/8/8/8/3p4/2PK4/8/k7 w - - 0 1"  # c3, d4: White's king 1 and 1 away, Black's 2 and 3
-    assert value(near, "king_pawns_eg") == (2 + 3 - 1 - 1) / 2
-    assert value(chess.Board(near).mirror().fen(), "king_pawns_eg") == -1.5
+    assert value(near, "king_pawns") == (2 + 3 - 1 - 1) / 2
+    assert value(chess.Board(near).mirror().fen(), "king_pawns") == -1.5
 
 
 def test_pawn_ending_knowledge_outside_passers_key_squares_opposition_and_a_blocked_square() -> None:
-    def value(fen: str, name: str) -> float:
-        return features(chess.Board(fen))[FEATURES.index(name)]
-
     def mirrored(fen: str, name: str) -> float:
         return value(chess.Board(fen).mirror().fen(), name)
 
     # Outside passer: White's a-pawn is 4+ files from Black's pawns (f, g, h), Black has no passer.
     outside = "8/5ppp/8/8/P7/8/5PPP/k5K1 w - - 0 1"
-    assert value(outside, "outside_passer_eg") == 4 and mirrored(outside, "outside_passer_eg") == -4
+    assert value(outside, "outside_passer") == 4 and mirrored(outside, "outside_passer") == -4
     # Both sides with a passer two files from the enemy pawns: even.
-    assert value("8/8/2p5/P2k4/8/8/8/K7 w - - 0 1", "outside_passer_eg") == 0
+    assert value("8/8/2p5/P2k4/8/8/8/K7 w - - 0 1", "outside_passer") == 0
     # Key squares of e3 are d5, e5 and f5: the white king on d5 holds one; on d4 it does not.
     assert value("8/8/8/3K4/8/4P3/8/5k2 w - - 0 1", "king_key_square") == 1
     assert value("8/8/8/8/3K4/4P3/8/5k2 w - - 0 1", "king_key_square") == 0

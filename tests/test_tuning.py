@@ -211,3 +211,27 @@ def test_bad_selfplay_options_give_one_line(syzygy_path: str, tmp_path: Path, ex
     assert result.exit_code == 2 and result.stdout == ""
     lines = result.stderr.strip().splitlines()
     assert len(lines) == 1 and lines[0].startswith("chess-endgame: error: ") and words in lines[0], result.stderr
+
+
+def test_the_fit_recovers_a_known_evaluation_from_its_labels() -> None:
+    """Labels from a known tapered evaluation of real positions (its win probabilities): the fit from zero
+    learns an evaluation that predicts them as well as the true one and scores the positions as it does.
+    (Single weights need not match: a piece's material and its piece-square table add up to the same.)"""
+    from chess_endgame.board import random_position
+    from chess_endgame.engine.evaluation import feature_matrix
+
+    rng = random.Random(4)
+    materials = ("KRPvKR", "KQPvKQ", "KRPPvKRP", "KBPPvKNP", "KQRPPvKQRP", "KRBNPPPvKRBNPP", "KPPPvKPP")
+    boards = [random_position(materials[i % len(materials)], rng) for i in range(6000)]
+    x = feature_matrix(boards)
+    names = list(FEATURES)
+    w_true = np.zeros(len(names))
+    for name, value in (("tempo", 10), ("pawn.mg", 80), ("pawn.eg", 110), ("knight.mg", 320), ("knight.eg", 300),
+                        ("bishop.mg", 330), ("bishop.eg", 320), ("rook.mg", 480), ("rook.eg", 540),
+                        ("queen.mg", 950), ("queen.eg", 1000), ("passed_free.eg", 30), ("doubled.eg", -20)):
+        w_true[names.index(name)] = value
+    k = 0.004
+    y = 1 / (1 + np.exp(-k * (x @ w_true)))
+    fitted = fit.fit(x, y, np.zeros(len(names)), k, l2=0.0, steps=60)
+    assert fit.log_loss(x, y, fitted, k) == pytest.approx(fit.log_loss(x, y, w_true, k), abs=1e-9)
+    assert np.abs(x @ fitted - x @ w_true).max() < 0.01  # centipawns

@@ -1,17 +1,15 @@
-"""Linear evaluation ``h(s) = w0 + sum_i w_i * f_i(s)`` with endgame features.
+"""The tapered linear evaluation's Python face: weights, features of python-chess boards, and explanations.
 
-Features are defined once, compiled, in :mod:`chess_endgame.engine.core.features`
-(which the search core calls directly); this module is their Python face for
-python-chess boards. They are from White's view (White's term minus Black's);
-:meth:`Evaluator.evaluate` negates them for Black to move and adds the tempo
-weight ``w0`` for the side to move, so scores are centipawns from the side to
-move: ``round(w0 + (s if White to move else -s))`` with ``s`` the sum, left to
-right, of ``w_i * f_i`` for ``i >= 1``. Weights live in one named numpy vector
-read from ``data/weights.json`` (rewritten by ``chess-endgame tune``).
+The terms are defined once, compiled, in :mod:`chess_endgame.engine.core.features` (which the search core
+calls directly). Each term has a middlegame and an endgame weight; the phase ``mg`` (1 with all minor and
+major pieces, 0 with none) blends them, and an endgame scale factor (1, or less in drawish endings)
+multiplies the endgame part, so the evaluation stays linear in its weights::
 
-Phase ``mg`` runs from 1 (all minor and major pieces on the board) to 0 (bare
-kings and pawns); ``eg = 1 - mg``. Features named ``*_eg`` / ``*_mg`` are
-scaled by it, so the evaluation stays linear in its weights.
+    h = w_tempo + sign * sum_t (w_mg[t] * mg + w_eg[t] * (1 - mg) * scale) * term_t
+
+in centipawns from the side to move (``sign`` +1 for White to move, -1 for Black; the terms are from White's
+view). The weights live in one named numpy vector, ordered like :data:`FEATURES`, read from
+``data/weights.json`` (rewritten by ``chess-endgame tune``): version 2, one ``[mg, eg]`` pair a term.
 """
 
 from __future__ import annotations
@@ -27,14 +25,15 @@ import chess
 import numpy as np
 
 from chess_endgame.engine.core import features as _core
-from chess_endgame.engine.core.features import FEATURES
+from chess_endgame.engine.core.features import FAMILIES, FEATURES, N_TERMS, TERMS
 from chess_endgame.engine.core.position import bitboards
 
 INDEX = {name: i for i, name in enumerate(FEATURES)}
 _N = len(FEATURES)
+#: The weight file format this build reads and writes.
+WEIGHTS_VERSION = 2
 
 WEIGHTS_FILE = os.path.join(os.path.dirname(os.path.abspath(__file__)), "data", "weights.json")
-
 
 
 # -- weights ------------------------------------------------------------------------
@@ -46,7 +45,7 @@ class WeightsError(ValueError):
 
 @dataclass(frozen=True)
 class Weights:
-    """The weight vector, indexed like :data:`FEATURES`."""
+    """The weight vector, indexed like :data:`FEATURES` (the tempo, then each term's ``.mg`` and ``.eg``)."""
 
     vector: np.ndarray
     source: str = "hand"
@@ -59,7 +58,7 @@ class Weights:
 
 
 def load_weights(path: str = WEIGHTS_FILE) -> Weights:
-    """Read a weight file; :exc:`WeightsError` names any missing or extra feature."""
+    """Read a weight file; :exc:`WeightsError` names a wrong version and any missing or extra term."""
     try:
         with open(path, encoding="utf-8") as f:
             data = json.load(f)
@@ -68,29 +67,50 @@ def load_weights(path: str = WEIGHTS_FILE) -> Weights:
     weights = data.get("weights") if isinstance(data, dict) else None
     if not isinstance(weights, dict):
         raise WeightsError(f"{path}: expected an object with a 'weights' mapping")
-    missing = [n for n in FEATURES if n not in weights]
-    extra = [n for n in weights if n not in INDEX]
+    version = data.get("version", 1)
+    if version != WEIGHTS_VERSION:
+        raise WeightsError(f"{path}: a weight file of version {version} ({len(weights)} weights); this build reads "
+                           f"version {WEIGHTS_VERSION} (a middlegame and an endgame weight for each of its {N_TERMS} "
+                           "terms): fit one with chess-endgame tune")
+    names = ("tempo",) + TERMS
+    missing = [n for n in names if n not in weights]
+    extra = [n for n in weights if n not in names]
     if missing or extra:
-        parts = ([f"missing {', '.join(missing)}"] if missing else []) + \
-                ([f"unknown {', '.join(extra)}"] if extra else [])
-        raise WeightsError(f"{path}: weight names do not match the features: {'; '.join(parts)}")
-    values = [weights[n] for n in FEATURES]
-    if not all(isinstance(v, (int, float)) and math.isfinite(v) for v in values):
+        parts = ([f"missing {', '.join(missing[:8])}{' ...' if len(missing) > 8 else ''}"] if missing else []) + \
+                ([f"unknown {', '.join(extra[:8])}{' ...' if len(extra) > 8 else ''}"] if extra else [])
+        raise WeightsError(f"{path}: weight names do not match the terms: {'; '.join(parts)}")
+    values = [weights["tempo"]]
+    for term in TERMS:
+        pair = weights[term]
+        if not (isinstance(pair, list) and len(pair) == 2):
+            raise WeightsError(f"{path}: {term} needs [middlegame, endgame] weights, not {pair!r}")
+        values += pair
+    if not all(isinstance(v, (int, float)) and not isinstance(v, bool) and math.isfinite(v) for v in values):
         raise WeightsError(f"{path}: every weight must be a finite number")
     return Weights(np.array(values, dtype=np.float64), str(data.get("source", "unknown")))
 
 
 def save_weights(weights: Weights, out: str | TextIO = WEIGHTS_FILE, *, comment: str = "") -> None:
-    """Write a weight file to the path (or open text file) ``out``."""
-    data = {"comment": comment or "Weights of the linear evaluation (chess_endgame/engine/evaluation.py).",
-            "source": weights.source,
-            "weights": {n: round(float(v), 3) for n, v in zip(FEATURES, weights.vector, strict=True)}}
+    """Write a weight file (version 2: the tempo, then ``[mg, eg]`` per term) to the path or open text file."""
+    v = weights.vector
+    data = {"comment": comment or "Weights of the tapered linear evaluation (chess_endgame/engine/evaluation.py).",
+            "version": WEIGHTS_VERSION, "source": weights.source,
+            "weights": {"tempo": round(float(v[0]), 3),
+                        **{t: [round(float(v[1 + 2 * k]), 3), round(float(v[2 + 2 * k]), 3)]
+                           for k, t in enumerate(TERMS)}}}
     if not isinstance(out, str):
-        json.dump(data, out, indent=2)
-        out.write("\n")
+        out.write(_dump(data))
         return
     with open(out, "w", encoding="utf-8") as f:
-        save_weights(weights, f, comment=comment)
+        f.write(_dump(data))
+
+
+def _dump(data: dict) -> str:
+    """JSON with one term a line (a pair stays on its line)."""
+    head = {k: v for k, v in data.items() if k != "weights"}
+    lines = [f"  {json.dumps(k)}: {json.dumps(v)}," for k, v in head.items()]
+    rows = [f"    {json.dumps(k)}: {json.dumps(v)}" for k, v in data["weights"].items()]
+    return "{\n" + "\n".join(lines) + '\n  "weights": {\n' + ",\n".join(rows) + "\n  }\n}\n"
 
 
 # -- features -----------------------------------------------------------------------
@@ -101,11 +121,46 @@ _PAWN_KEYS, _PAWN_TERMS = _core.new_pawn_table()
 def features(board: chess.Board) -> list[float]:
     """The feature vector of ``board`` (White's view; ``tempo`` is 1), ordered like :data:`FEATURES`."""
     out = np.empty(_N, dtype=np.float64)
-    _core.features_into(bitboards(board), 1 if board.turn else 0, out, _PAWN_KEYS, _PAWN_TERMS)
+    _core.features_into(bitboards(board), 1 if board.turn else 0, out, _PAWN_KEYS, _PAWN_TERMS,
+                        np.zeros(12, dtype=np.uint64))
     return out.tolist()
 
 
+def terms(board: chess.Board) -> tuple[list[float], float, float]:
+    """(every term of :data:`TERMS`, White's view; ``mg``; the endgame scale factor) of ``board``."""
+    raw = np.empty(N_TERMS, dtype=np.float64)
+    bb = bitboards(board)
+    _core.terms_into(bb, 1 if board.turn else 0, raw, _PAWN_KEYS, _PAWN_TERMS, np.zeros(12, dtype=np.uint64))
+    mg, scale = _core.phase_and_scale(bb)
+    return raw.tolist(), float(mg), float(scale)
+
+
 # -- evaluation ----------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Part:
+    """What one family of terms adds, in centipawns from the side to move."""
+
+    family: str
+    mg: float           # the middlegame weights' part, already times ``mg``
+    eg: float           # the endgame weights' part, already times ``(1 - mg) * scale``
+    terms: list[tuple[str, float, float, float]]  # (term, value from the side to move, w_mg, w_eg), non-zero
+
+    @property
+    def total(self) -> float:
+        return self.mg + self.eg
+
+
+@dataclass(frozen=True)
+class Explanation:
+    """An evaluation taken apart: the phase, the scale factor, the tempo and each family's parts."""
+
+    total: int
+    mg: float
+    scale: float
+    tempo: float
+    parts: list[Part]
 
 
 class Evaluator:
@@ -115,22 +170,35 @@ class Evaluator:
         self.weights = weights or load_weights()
         #: The weights as the compiled :func:`.core.features.evaluate` takes them (``vector[0]`` the tempo).
         self.vector = np.ascontiguousarray(self.weights.vector, dtype=np.float64)
-        self._scratch = np.empty(_N, dtype=np.float64)
+        self._scratch = np.empty(_core.SCRATCH_SIZE, dtype=np.float64)
         self.pawn_keys, self.pawn_terms = _core.new_pawn_table()
 
     def evaluate(self, board: chess.Board) -> int:
         return int(_core.evaluate(bitboards(board), 1 if board.turn else 0, self.vector, self._scratch,
                                   self.pawn_keys, self.pawn_terms))
 
-    def contributions(self, board: chess.Board) -> list[tuple[str, float, float, float]]:
-        """(name, feature value from the side to move, weight, contribution) for every feature."""
-        f = features(board)
+    def explain(self, board: chess.Board) -> Explanation:
+        """The evaluation by family of terms, each with its middlegame and endgame part; the parts and the
+        tempo add up to :meth:`evaluate` (before its rounding)."""
+        raw, mg, scale = terms(board)
         sign = 1 if board.turn else -1
-        rows = []
-        for i, name in enumerate(FEATURES):
-            value = f[i] if i == 0 else sign * f[i]
-            rows.append((name, value + 0.0, float(self.weights.vector[i]), value * float(self.weights.vector[i]) + 0.0))
-        return rows
+        eg = (1.0 - mg) * scale
+        v = self.vector
+        parts = []
+        k = 0
+        for family, names in FAMILIES:
+            m = e = 0.0
+            rows = []
+            for name in names:
+                value = sign * raw[k]
+                w_mg, w_eg = float(v[1 + 2 * k]), float(v[2 + 2 * k])
+                m += w_mg * value * mg
+                e += w_eg * value * eg
+                if value:
+                    rows.append((name, value + 0.0, w_mg, w_eg))
+                k += 1
+            parts.append(Part(family, m + 0.0, e + 0.0, rows))
+        return Explanation(self.evaluate(board), mg, scale, float(v[0]), parts)
 
 
 def feature_matrix(boards: Sequence[chess.Board]) -> np.ndarray:

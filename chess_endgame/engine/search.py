@@ -30,7 +30,7 @@ import chess.engine
 import numpy as np
 
 from chess_endgame.engine.core import tree as core
-from chess_endgame.engine.core.features import new_pawn_table
+from chess_endgame.engine.core.pawns import new_pawn_table
 from chess_endgame.engine.core.position import Position
 from chess_endgame.engine.core.tree import (
     EXACT,

@@ -22,7 +22,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from chess_endgame.engine.evaluation import FEATURES
+from chess_endgame.engine.evaluation import FEATURES, INDEX
 from chess_endgame.tuning.data import Dataset, Progress
 
 # -- the model ------------------------------------------------------------------------------
@@ -70,17 +70,31 @@ def fit_k(x: np.ndarray, y: np.ndarray, w: np.ndarray, lo: float = 1e-4, hi: flo
 MATING_GUIDES = ("mop_edge", "mop_kings", "kbn_corner")
 
 
+#: A term's middlegame (endgame) weight is learnt only where its middlegame (endgame) part carries at least this
+#: share of the term's size in the sample: positions of the tables are almost all endgame, and a middlegame
+#: weight fitted there would blow up for real middlegames (the phase scales it to nothing in the sample).
+MIN_PART_SHARE = {"mg": 0.3, "eg": 0.05}
+
+
 def frozen_features(x: np.ndarray, min_support: float = 0.01, sample_weight: np.ndarray | None = None) -> np.ndarray:
     """Features the sample cannot teach, kept at their current weights (a boolean mask).
 
-    Those non-zero in fewer than ``min_support`` of the rows (weighted by
-    ``sample_weight``), the ``*_mg`` terms, which the middlegame phase
-    scales to almost nothing in positions of the tables (fitting them there
-    would blow them up for real middlegames), and the :data:`MATING_GUIDES`.
+    Those non-zero in fewer than ``min_support`` of the rows (weighted by ``sample_weight``), a middlegame or
+    endgame part smaller than :data:`MIN_PART_SHARE` of its term in the sample, and both parts of the
+    :data:`MATING_GUIDES`.
     """
     support = np.average(x != 0, axis=0, weights=sample_weight)
-    return np.array([support[i] < min_support or name.endswith("_mg") or name in MATING_GUIDES
-                     for i, name in enumerate(FEATURES)])
+    size = np.average(np.abs(x), axis=0, weights=sample_weight)
+    frozen = []
+    for i, name in enumerate(FEATURES):
+        term, _, part = name.partition(".")
+        share = 1.0
+        if part:
+            other = INDEX[f"{term}.{'eg' if part == 'mg' else 'mg'}"]
+            share = size[i] / (size[i] + size[other]) if size[i] + size[other] > 0 else 0.0
+        small = bool(part) and share < MIN_PART_SHARE[part]
+        frozen.append(bool(support[i] < min_support or term in MATING_GUIDES or small))
+    return np.array(frozen, dtype=bool)
 
 
 def fit(x: np.ndarray, y: np.ndarray, w0: np.ndarray, k: float, *, l2: float = 1e-6, steps: int = 50,
@@ -111,10 +125,11 @@ def fit(x: np.ndarray, y: np.ndarray, w0: np.ndarray, k: float, *, l2: float = 1
         gradient = (k * (x.T @ (s * (p - y))) / n + 2 * penalty * (w - w0))[free]
         hessian = ((k * k) * (x.T * (s * p * (1 - p))) @ x / n + np.diag(2 * penalty))[np.ix_(free, free)]
         step = np.zeros_like(w)
-        try:
-            step[free] = np.linalg.solve(hessian, gradient)
-        except np.linalg.LinAlgError:
-            step[free] = np.linalg.lstsq(hessian, gradient, rcond=None)[0]
+        # Scaled to a unit diagonal (terms range from 0/1 flags to sums of squares), then the least-squares
+        # step: terms that add up to others (a piece's table squares and its material) leave the Hessian
+        # singular but for the small pull, and the minimum-norm step does not wander along them.
+        d = np.sqrt(np.maximum(np.diag(hessian), 1e-300))
+        step[free] = np.linalg.lstsq(hessian / np.outer(d, d), gradient / d, rcond=1e-12)[0] / d
         t = 1.0
         while t > 1e-4:
             candidate = w - t * step

@@ -1,33 +1,29 @@
 """The evaluation's features, compiled: the one definition behind :mod:`chess_endgame.engine.evaluation`.
 
-Every feature of :data:`FEATURES` is computed here from the search core's bitboards
-(``bb``, see :mod:`.position`), from White's view, with ``tempo`` = 1. :func:`features_into`
-fills a float64 vector; :func:`evaluate` turns it into centipawns from the side to move.
+The evaluation is tapered and linear in its weights. Each *term* of :data:`TERMS` is computed here from the
+search core's bitboards (``bb``, see :mod:`.position`), from White's view (White's count minus Black's); each
+has a middlegame and an endgame weight, blended by the phase ``mg`` (1 with all minor and major pieces on the
+board, 0 with kings and pawns alone; ``eg = 1 - mg``), and the endgame part is multiplied by a scale factor
+(:func:`scale_factor`: 1, or less in endings the stronger side rarely wins)::
 
-Pawn-structure terms (advance, passed, passed rank, doubled, isolated, backward, outside passer) and the
-passed-pawn sets depend on the pawns alone and are kept in a pawn hash table
-(:func:`new_pawn_table`): two arrays indexed by slot,
+    h = w_tempo + sign * sum_t (w_mg[t] * mg + w_eg[t] * eg * scale) * term_t
 
-- ``pawn_keys``: ``uint64[size, 4]``: white pawns, black pawns (the key, compared in full,
-  so colliding structures never share terms), white passed pawns, black passed pawns;
-- ``pawn_terms``: ``float64[size, 7]``: the seven pawn-structure terms, White's view.
-
-``size`` is a power of two. An all-zero row is an empty slot: a position without pawns never
-looks the table up. The table is not locked: one table per thread.
+so the feature vector :func:`features_into` fills is ``[1, term_1 * mg, term_1 * eg * scale, term_2 * mg, ...]``
+(:data:`FEATURES`), and :func:`evaluate` is its dot product with the weights: centipawns from the side to move.
+The phase and the scale depend on the position only, never on the weights.
 """
 
 from __future__ import annotations
 
-import chess
 import numpy as np
 
 from chess_endgame.engine.core.bits import (
     DARK_SQUARES,
     FILES,
+    KING,
     KNIGHT,
     ONE,
     SQUARE,
-    U64,
     ZERO,
     bishop_attacks,
     king_steps_all,
@@ -38,207 +34,102 @@ from chess_endgame.engine.core.bits import (
     rook_attacks,
 )
 from chess_endgame.engine.core.jit import njit
-from chess_endgame.engine.core.position import attacks_by
-
-FEATURES: tuple[str, ...] = (
-    "tempo",               # w0: +1 for the side to move (the only term not from White's view)
-    "pawn", "knight", "bishop", "rook", "queen",
-    "bishop_pair",
-    "pawn_advance_eg",     # sum of pawn ranks advanced, x eg
-    "passed",              # passed pawns
-    "passed_rank_eg",      # sum over passed pawns of (ranks advanced)^2, x eg
-    "passed_free",         # passed pawns whose path to promotion is empty, by ranks advanced
-    "unstoppable",         # passed pawn outside the enemy king's square, enemy without pieces
-    "king_passer_eg",      # king distances to passed pawns' promotion squares (theirs - ours), x eg
-    "rook_behind_passer",
-    "doubled", "isolated", "backward",
-    "king_center_eg",      # king centralisation (0 edge .. 3 centre), x eg; 0 against a bare king
-    "king_shelter_mg",     # own pawns in front of the king, x mg
-    "mobility_knight", "mobility_bishop", "mobility_rook", "mobility_queen",
-    "rook_open_file",      # 1 per rook on an open file, 0.5 on a half-open one
-    "rook_seventh",
-    "knight_center",       # knight centralisation (0 edge .. 3 centre)
-    "mop_edge",            # lone defender: its king's Manhattan distance from the centre (0..6)
-    "mop_kings",           # lone defender: 14 - Manhattan distance between the kings
-    "kbn_corner",          # KBNvK: 7 - distance of the lone king to a corner of the bishop's colour
-    "drawish",             # material balance (pawns) when the material is drawish (weight < 0 scales it down)
-    # Passed pawns weighted by how far they are: w = max(0, ranks advanced - 1), 0 .. 4.
-    "passer_king_them_eg",  # sum of w * the enemy king's distance (at most 5) to the stop square, x eg
-    "passer_king_us_eg",    # sum of w * the own king's distance (at most 5) to the stop square, x eg
-    "passer_path_eg",       # sum of w * (1 path empty and unattacked, 0.5 stop square so, else 0), x eg
-    "passer_connected_eg",  # sum of w over passed pawns with a passed pawn of their own on a next file, x eg
-    "king_pawns_eg",        # mean distance of the enemy king to all pawns less the own king's, x eg
-    "outside_passer_eg",    # files (at most 4) from the own farthest passer to the nearest enemy pawn, x eg
-    "king_key_square",      # pawn endings: passed pawns with the own king on one of their key squares
-    "opposition",           # pawn endings: kings facing on a file or rank, an odd number of squares apart,
-                            # the side not to move has it
+from chess_endgame.engine.core.masks import (
+    ADJACENT_FILES,
+    ATTACK_SPAN,
+    CENTER_MANHATTAN,
+    CENTRALITY,
+    DISTANCE,
+    ENEMY_HALF,
+    FRONT_SPAN,
+    KEY_SQUARES,
+    KING_ZONE,
+    MANHATTAN,
+    PSQT_INDEX,
+    SHELTER,
+    STORM,
 )
+from chess_endgame.engine.core.pawns import PAWN_TERM_NAMES, PAWN_TERMS, new_pawn_table, pawn_entry
+
+__all__ = ["FAMILIES", "FEATURES", "N_FEATURES", "N_TERMS", "SCRATCH_SIZE", "TERMS", "evaluate", "feature_rows",
+           "features_into", "new_pawn_table", "phase_and_scale", "score", "terms_into"]
+
+MOBILITY = (("knight", 9), ("bishop", 14), ("rook", 15), ("queen", 28))
+PIECES = ("pawn", "knight", "bishop", "rook", "queen", "king")
+
+#: (family, term names) in the order of :data:`TERMS`.
+FAMILIES: tuple[tuple[str, tuple[str, ...]], ...] = (
+    ("material", ("pawn", "knight", "bishop", "rook", "queen")),
+    ("pawns", PAWN_TERM_NAMES),
+    ("passers", ("passed_free",       # passed pawns whose path to promotion is empty, by ranks advanced
+                 "unstoppable",       # outside the enemy king's square (the enemy without pieces)
+                 "king_passer",       # king distances to the promotion squares (theirs - ours)
+                 "rook_behind_passer",
+                 # Passed pawns weighted by how far they are: w = max(0, ranks advanced - 1), 0 .. 4.
+                 "passer_king_them",  # sum of w * the enemy king's distance (at most 5) to the stop square
+                 "passer_king_us",    # sum of w * the own king's distance (at most 5) to the stop square
+                 "passer_path",       # sum of w * (1 path empty and unattacked, 0.5 stop square so, else 0)
+                 "passer_connected",  # sum of w over passed pawns with a passed pawn on a next file
+                 "king_key_square",   # pawn endings: passed pawns with the own king on one of their key squares
+                 "opposition")),      # pawn endings: the kings facing, an odd number of squares apart
+    ("king", ("king_center",          # centralisation (0 edge .. 3 centre); 0 against a bare king
+              "king_shelter",         # own pawns on the two ranks in front of the king, its and the next files
+              "king_pawns",           # mean distance of the enemy king to all pawns less the own king's
+              "king_storm",           # own pawns up to three ranks in front of the enemy king, its files
+              "king_attackers",       # pieces attacking the enemy king's zone (king square and neighbours)
+              "king_attack_knight", "king_attack_bishop", "king_attack_rook", "king_attack_queen",  # zone squares
+              "safe_check_knight", "safe_check_bishop", "safe_check_rook", "safe_check_queen")),  # safe checks
+    ("threats", ("pawn_threat",       # enemy pieces (not pawns) attacked by own pawns
+                 "minor_threat",      # enemy rooks and queens attacked by own knights and bishops
+                 "rook_threat",       # enemy queens attacked by own rooks
+                 "hanging")),         # enemy pieces (not pawns) attacked and not defended
+    ("pieces", ("bishop_pair",
+                "bad_bishop",         # own pawns on the squares of the own bishops' colour
+                "knight_outpost",     # knights in the enemy half, defended by a pawn, no enemy pawn can chase
+                "bishop_outpost",
+                "rook_open_file",     # 1 a rook on an open file, 0.5 on a half-open one
+                "rook_seventh",
+                "knight_center")),    # knight centralisation (0 edge .. 3 centre)
+    ("mobility", tuple(f"mobility_{piece}_{n}" for piece, size in MOBILITY for n in range(size))),
+    ("psqt", tuple(f"psqt_{piece}_{i}" for piece in PIECES for i in range(32))),
+    ("mopup", ("mop_edge",            # lone defender: its king's Manhattan distance from the centre (0..6)
+               "mop_kings",           # lone defender: 14 - Manhattan distance between the kings
+               "kbn_corner")),        # KBNvK: 7 - distance of the lone king to a corner of the bishop's colour
+    ("drawish", ("drawish",)),        # material balance (pawns) when the material is drawish
+)
+#: The terms, from White's view, in order.
+TERMS: tuple[str, ...] = tuple(name for _, names in FAMILIES for name in names)
+N_TERMS = len(TERMS)
+#: The feature vector: the tempo, then every term's middlegame and endgame part.
+FEATURES: tuple[str, ...] = ("tempo",) + tuple(f"{t}.{part}" for t in TERMS for part in ("mg", "eg"))
 N_FEATURES = len(FEATURES)
 
-# -- square tables (index [color, square] with 0 = Black, 1 = White) -----------------------
+_I = {name: i for i, name in enumerate(TERMS)}
+I_PAWN, I_KNIGHT, I_BISHOP, I_ROOK, I_QUEEN = (_I[n] for n in ("pawn", "knight", "bishop", "rook", "queen"))
+I_PAWNS = _I[PAWN_TERM_NAMES[0]]
+I_PASSED_FREE, I_UNSTOPPABLE, I_KING_PASSER, I_ROOK_BEHIND = (
+    _I[n] for n in ("passed_free", "unstoppable", "king_passer", "rook_behind_passer"))
+I_PASSER_THEM, I_PASSER_US, I_PASSER_PATH, I_PASSER_CONNECTED = (
+    _I[n] for n in ("passer_king_them", "passer_king_us", "passer_path", "passer_connected"))
+I_KEY_SQUARE, I_OPPOSITION = _I["king_key_square"], _I["opposition"]
+I_KING_CENTER, I_SHELTER, I_KING_PAWNS, I_STORM, I_ATTACKERS = (
+    _I[n] for n in ("king_center", "king_shelter", "king_pawns", "king_storm", "king_attackers"))
+I_ZONE = _I["king_attack_knight"]     # + 0 knight, 1 bishop, 2 rook, 3 queen
+I_CHECK = _I["safe_check_knight"]     # likewise
+I_PAWN_THREAT, I_MINOR_THREAT, I_ROOK_THREAT, I_HANGING = (
+    _I[n] for n in ("pawn_threat", "minor_threat", "rook_threat", "hanging"))
+I_BISHOP_PAIR, I_BAD_BISHOP, I_KNIGHT_OUTPOST, I_BISHOP_OUTPOST = (
+    _I[n] for n in ("bishop_pair", "bad_bishop", "knight_outpost", "bishop_outpost"))
+I_OPEN_FILE, I_SEVENTH, I_KNIGHT_CENTER = _I["rook_open_file"], _I["rook_seventh"], _I["knight_center"]
+I_MOBILITY = np.array([_I[f"mobility_{piece}_0"] for piece, _ in MOBILITY], dtype=np.int64)
+MOBILITY_MAX = np.array([size - 1 for _, size in MOBILITY], dtype=np.int64)
+I_PSQT = _I["psqt_pawn_0"]            # + 32 * (piece type - 1) + slot
+I_MOP_EDGE, I_MOP_KINGS, I_KBN = _I["mop_edge"], _I["mop_kings"], _I["kbn_corner"]
+I_DRAWISH = _I["drawish"]
 
-#: 0 on the edge .. 3 in the four centre squares (Chebyshev).
-CENTRALITY = np.array([3 - max(abs(2 * f - 7), abs(2 * r - 7)) // 2 for r in range(8) for f in range(8)],
-                      dtype=np.int64)
-#: Manhattan distance from the centre, 0..6.
-CENTER_MANHATTAN = np.array([max(3 - f, f - 4) + max(3 - r, r - 4) for r in range(8) for f in range(8)],
-                            dtype=np.int64)
-DISTANCE = np.array([[chess.square_distance(a, b) for b in range(64)] for a in range(64)], dtype=np.int64)
-MANHATTAN = np.array([[chess.square_manhattan_distance(a, b) for b in range(64)] for a in range(64)],
-                     dtype=np.int64)
-_ADJACENT = [(chess.BB_FILES[f - 1] if f > 0 else 0) | (chess.BB_FILES[f + 1] if f < 7 else 0) for f in range(8)]
-#: Files next to a file.
-ADJACENT_FILES = np.array(_ADJACENT, dtype=np.uint64)
-
-
-def _forward_ranks(rank: int, color: int) -> int:
-    mask = 0
-    for r in (range(rank + 1, 8) if color else range(rank)):
-        mask |= chess.BB_RANKS[r]
-    return mask
-
-
-def _shelter(king: int, color: int) -> int:
-    ahead = 0
-    for dr in (1, 2):
-        rr = (king >> 3) + dr if color else (king >> 3) - dr
-        if 0 <= rr < 8:
-            ahead |= chess.BB_RANKS[rr]
-    return (chess.BB_FILES[king & 7] | _ADJACENT[king & 7]) & ahead
-
-
-def _table(mask) -> np.ndarray:
-    return np.array([[mask(sq, c) for sq in range(64)] for c in (0, 1)], dtype=np.uint64)
-
-
-#: Squares a pawn of ``color`` on ``sq`` must pass (own and adjacent files ahead): empty of enemy pawns = passed.
-PASSED_MASK = _table(lambda sq, c: (chess.BB_FILES[sq & 7] | _ADJACENT[sq & 7]) & _forward_ranks(sq >> 3, c))
-#: Squares ahead of a pawn on its own file.
-FRONT_SPAN = _table(lambda sq, c: chess.BB_FILES[sq & 7] & _forward_ranks(sq >> 3, c))
-#: Adjacent-file squares level with or behind a pawn (where its supporters stand).
-SUPPORT_SPAN = _table(lambda sq, c: _ADJACENT[sq & 7] & ~_forward_ranks(sq >> 3, c) & chess.BB_ALL)
-#: The two ranks in front of a king of ``color`` on its own and the adjacent files.
-SHELTER = _table(lambda sq, c: _shelter(sq, c))
-
-
-def _key_squares(sq: int, color: int) -> int:
-    """Where the own king wins a lone pawn's race against the defending king (the key squares): two
-    ranks ahead of a pawn on its second to fourth rank, one and two ranks ahead from the fifth on, on
-    the pawn's and the next files; for a rook pawn, the next file's squares on the last two ranks."""
-    file, rank = sq & 7, sq >> 3
-    relative = rank if color else 7 - rank
-    if relative in (0, 7):
-        return 0
-    forward = 1 if color else -1
-    if file in (0, 7):
-        neighbour = 1 if file == 0 else 6
-        return chess.BB_SQUARES[chess.square(neighbour, 6 if color else 1)] | \
-            chess.BB_SQUARES[chess.square(neighbour, 7 if color else 0)]
-    steps = (2,) if relative <= 3 else (1, 2)
-    mask = 0
-    for step in steps:
-        r = rank + forward * step
-        if 0 <= r < 8:
-            for f in (file - 1, file, file + 1):
-                mask |= chess.BB_SQUARES[chess.square(f, r)]
-    return mask
-
-
-#: The key squares of a pawn of ``color`` on ``sq`` (:func:`_key_squares`).
-KEY_SQUARES = _table(lambda sq, c: _key_squares(sq, c))
-
-_A1, _H1, _A8, _H8 = chess.A1, chess.H1, chess.A8, chess.H8
-
-
-# -- the pawn hash table -----------------------------------------------------------------------
-
-PAWN_TABLE_SIZE = 16384
-PAWN_TERMS = 7
-
-
-def new_pawn_table(size: int = PAWN_TABLE_SIZE) -> tuple[np.ndarray, np.ndarray]:
-    """An empty pawn hash table ``(pawn_keys, pawn_terms)`` of ``size`` slots (a power of two)."""
-    if size < 1 or size & (size - 1):
-        raise ValueError(f"pawn table size must be a power of two, not {size}")
-    return np.zeros((size, 4), dtype=np.uint64), np.zeros((size, PAWN_TERMS), dtype=np.float64)
-
-
-@njit
-def pawn_slot(white_pawns, black_pawns, size):
-    """The slot of a pawn structure in a table of ``size`` slots (a power of two)."""
-    h = white_pawns * U64(0x9E3779B97F4A7C15) ^ black_pawns * U64(0xC2B2AE3D27D4EB4F)
-    h ^= h >> U64(31)
-    return np.int64(h & U64(size - 1))
-
-
-@njit
-def _pawn_side(own, their, color, sign, terms):
-    """Adds one side's pawn-structure terms (``sign`` = +1 White, -1 Black) to ``terms``; its passed pawns."""
-    their_attacks = pawn_attacks_all(their, 1 - color)
-    passed = ZERO
-    bits = own
-    while bits:
-        sq = lsb(bits)
-        bits &= bits - ONE
-        rank = sq >> 3
-        advanced = rank - 1 if color else 6 - rank
-        terms[0] += sign * advanced
-        if own & ADJACENT_FILES[sq & 7] == ZERO:
-            terms[4] += sign  # isolated
-        elif own & SUPPORT_SPAN[color, sq] == ZERO:
-            stop = sq + 8 if color else sq - 8
-            if 0 <= stop < 64:
-                if their_attacks & SQUARE[stop]:
-                    terms[5] += sign  # backward: unsupported, and its stop square is attacked
-        ahead = own & FRONT_SPAN[color, sq]
-        if ahead:
-            terms[3] += sign  # doubled
-        if their & PASSED_MASK[color, sq] == ZERO and ahead == ZERO:
-            passed |= SQUARE[sq]
-            terms[1] += sign
-            terms[2] += sign * advanced * advanced
-    return passed
-
-
-@njit
-def _outside(passed, their_pawns):
-    """Files (at most 4) from the passed pawn farthest from the enemy pawns to the nearest of them: the
-    outside passer that draws the defending king away from the other pawns. 0 without enemy pawns."""
-    if passed == ZERO or their_pawns == ZERO:
-        return 0
-    best = 0
-    bits = passed
-    while bits:
-        sq = lsb(bits)
-        bits &= bits - ONE
-        file = sq & 7
-        nearest = 4
-        for g in range(8):
-            if their_pawns & FILES[g] and abs(g - file) < nearest:
-                nearest = abs(g - file)
-        best = max(best, nearest)
-    return best
-
-
-@njit
-def pawn_entry(white_pawns, black_pawns, pawn_keys, pawn_terms):
-    """The slot holding this pawn structure's terms, computed and stored there on a miss."""
-    slot = pawn_slot(white_pawns, black_pawns, pawn_keys.shape[0])
-    if pawn_keys[slot, 0] != white_pawns or pawn_keys[slot, 1] != black_pawns:
-        terms = pawn_terms[slot]
-        for i in range(PAWN_TERMS):
-            terms[i] = 0.0
-        white_passed = _pawn_side(white_pawns, black_pawns, 1, 1, terms)
-        black_passed = _pawn_side(black_pawns, white_pawns, 0, -1, terms)
-        terms[6] = _outside(white_passed, black_pawns) - _outside(black_passed, white_pawns)
-        pawn_keys[slot, 2] = white_passed
-        pawn_keys[slot, 3] = black_passed
-        pawn_keys[slot, 0] = white_pawns
-        pawn_keys[slot, 1] = black_pawns
-    return slot
-
-
-# -- the other features --------------------------------------------------------------------------
+_A1, _H1, _A8, _H8 = 0, 7, 56, 63
+_QUEENSIDE = FILES[0] | FILES[1] | FILES[2] | FILES[3]
+_KINGSIDE = FILES[4] | FILES[5] | FILES[6] | FILES[7]
 
 
 @njit
@@ -254,7 +145,7 @@ def _king_steps(king, target, blocked, limit):
 
 
 @njit
-def _passers(f, passed, color, sign, own_king, their_king, their_pieces, own_rooks, occupied, their_attacks, turn, eg,
+def _passers(t, passed, color, sign, own_king, their_king, their_pieces, own_rooks, occupied, their_attacks, turn,
              blocked):
     """Passed-pawn terms that depend on more than the pawns (the square rule uses the side to move;
     ``blocked``: the squares the defending king may not step on, its own pawns and those our pawns attack)."""
@@ -268,29 +159,29 @@ def _passers(f, passed, color, sign, own_king, their_king, their_pieces, own_roo
         path = FRONT_SPAN[color, sq]
         free = path & occupied == ZERO
         if free:
-            f[10] += sign * advanced
+            t[I_PASSED_FREE] += sign * advanced
         if advanced >= 2:
             # A far pawn counts more: the kings' distances and an open path decide whether it runs.
-            w = (advanced - 1) * eg
+            w = advanced - 1
             stop = sq + 8 if color else sq - 8
-            f[30] += sign * w * min(DISTANCE[their_king, stop], 5)
-            f[31] += sign * w * min(DISTANCE[own_king, stop], 5)
+            t[I_PASSER_THEM] += sign * w * min(DISTANCE[their_king, stop], 5)
+            t[I_PASSER_US] += sign * w * min(DISTANCE[own_king, stop], 5)
             if free and path & their_attacks == ZERO:
-                f[32] += sign * w
+                t[I_PASSER_PATH] += sign * w
             elif SQUARE[stop] & (occupied | their_attacks) == ZERO:
-                f[32] += sign * w * 0.5
+                t[I_PASSER_PATH] += sign * w * 0.5
             if passed & ADJACENT_FILES[sq & 7]:
-                f[33] += sign * w
-        f[12] += sign * (DISTANCE[their_king, promo] - DISTANCE[own_king, promo]) * eg
+                t[I_PASSER_CONNECTED] += sign * w
+        t[I_KING_PASSER] += sign * (DISTANCE[their_king, promo] - DISTANCE[own_king, promo])
         # Square rule: the defending king (moving next if it is its turn) cannot catch the pawn.
         if their_pieces == ZERO:
             to_go = min(7 - rank if color else rank, 5)  # a pawn on its first move advances two squares
             tempo = 0 if turn == color else 1
             if free and (DISTANCE[their_king, promo] - tempo > to_go or
                          _king_steps(their_king, promo, blocked & ~SQUARE[promo], to_go + tempo) - tempo > to_go):
-                f[11] += sign  # also when its own pawns or ours bar the king's way into the square
+                t[I_UNSTOPPABLE] += sign  # also when its own pawns or ours bar the king's way into the square
         if FRONT_SPAN[1 - color, sq] & own_rooks:
-            f[13] += sign
+            t[I_ROOK_BEHIND] += sign
 
 
 @njit
@@ -307,37 +198,95 @@ def _on_key_square(passed, color, king):
 
 
 @njit
-def _pieces(f, own, pieces, sign, own_pawns, their_pawns, seventh, knights, bishops, rooks, occupied):
-    """Mobility, rook files, rooks on the seventh and knight centralisation of one side, added with ``sign``."""
-    free = ~own
-    n = b = r = q = centre = sev = 0
-    opened = 0.0
-    bits = pieces & own
+def _side(t, bb, color, sign, occupied, maps):
+    """One side's piece terms, added with ``sign``: piece-square tables, mobility, attacks on the enemy king's
+    zone, outposts, rook files, bad bishops. Fills ``maps[6 * color + kind]`` with its attacks by piece type
+    (``kind`` 0 pawns, 1 knights, 2 bishops, 3 rooks, 4 queens, 5 king)."""
+    base = 8 * color
+    them = 8 * (1 - color)
+    own = bb[base]
+    own_pawns, their_pawns = bb[base + 1], bb[them + 1]
+    their_king = msb(bb[them + 6])
+    pawn_guard = pawn_attacks_all(own_pawns, color)
+    chased = pawn_attacks_all(their_pawns, 1 - color)
+    area = ~own & ~chased
+    zone = KING_ZONE[their_king]
+    seventh = 6 if color else 1
+    at = 6 * color
+    maps[at] = pawn_guard
+    maps[at + 5] = KING[msb(bb[base + 6])]
+    for k in range(1, 5):
+        maps[at + k] = ZERO
+    bits = own_pawns
     while bits:
         sq = lsb(bits)
-        low = SQUARE[sq]
-        bits ^= low
-        if low & knights:
-            n += popcount(KNIGHT[sq] & free)
-            centre += CENTRALITY[sq]
-        elif low & bishops:
-            b += popcount(bishop_attacks(sq, occupied) & free)
-        elif low & rooks:
-            r += popcount(rook_attacks(sq, occupied) & free)
-            file_bb = FILES[sq & 7]
-            if own_pawns & file_bb == ZERO:
-                opened += 0.5 if their_pawns & file_bb else 1.0
-            if sq >> 3 == seventh:
-                sev += 1
-        else:
-            q += popcount((bishop_attacks(sq, occupied) | rook_attacks(sq, occupied)) & free)
-    f[19] += sign * n
-    f[20] += sign * b
-    f[21] += sign * r
-    f[22] += sign * q
-    f[23] += sign * opened
-    f[24] += sign * sev
-    f[25] += sign * centre
+        bits &= bits - ONE
+        t[I_PSQT + PSQT_INDEX[color, sq]] += sign
+    king = msb(bb[base + 6])
+    t[I_PSQT + 5 * 32 + PSQT_INDEX[color, king]] += sign
+    attackers = 0
+    for kind in range(1, 5):  # knights, bishops, rooks, queens
+        bits = bb[base + 1 + kind]
+        while bits:
+            sq = lsb(bits)
+            bits &= bits - ONE
+            if kind == 1:
+                attacks = KNIGHT[sq]
+            elif kind == 2:
+                attacks = bishop_attacks(sq, occupied)
+            elif kind == 3:
+                attacks = rook_attacks(sq, occupied)
+            else:
+                attacks = bishop_attacks(sq, occupied) | rook_attacks(sq, occupied)
+            maps[at + kind] |= attacks
+            t[I_PSQT + 32 * kind + PSQT_INDEX[color, sq]] += sign
+            t[I_MOBILITY[kind - 1] + min(popcount(attacks & area), MOBILITY_MAX[kind - 1])] += sign
+            hits = attacks & zone
+            if hits:
+                attackers += 1
+                t[I_ZONE + kind - 1] += sign * popcount(hits)
+            if kind <= 2:
+                if SQUARE[sq] & ENEMY_HALF[color] and SQUARE[sq] & pawn_guard and \
+                        their_pawns & ATTACK_SPAN[color, sq] == ZERO:
+                    t[I_KNIGHT_OUTPOST + kind - 1] += sign
+                if kind == 1:
+                    t[I_KNIGHT_CENTER] += sign * CENTRALITY[sq]
+                else:
+                    same = DARK_SQUARES if SQUARE[sq] & DARK_SQUARES else ~DARK_SQUARES
+                    t[I_BAD_BISHOP] += sign * popcount(own_pawns & same)
+            elif kind == 3:
+                file_bb = FILES[sq & 7]
+                if own_pawns & file_bb == ZERO:
+                    t[I_OPEN_FILE] += sign * (0.5 if their_pawns & file_bb else 1.0)
+                if sq >> 3 == seventh:
+                    t[I_SEVENTH] += sign
+    t[I_ATTACKERS] += sign * attackers
+
+
+@njit
+def _threats(t, bb, color, sign, occupied, maps):
+    """Threats and safe checks of ``color`` against the other side, added with ``sign``."""
+    them = 8 * (1 - color)
+    their_pieces = bb[them] & ~bb[them + 1] & ~bb[them + 6]
+    mine = 6 * color
+    theirs = 6 * (1 - color)
+    our_all = ZERO
+    their_all = ZERO
+    for k in range(6):
+        our_all |= maps[mine + k]
+        their_all |= maps[theirs + k]
+    t[I_PAWN_THREAT] += sign * popcount(maps[mine] & their_pieces)
+    t[I_MINOR_THREAT] += sign * popcount((maps[mine + 1] | maps[mine + 2]) & (bb[them + 4] | bb[them + 5]))
+    t[I_ROOK_THREAT] += sign * popcount(maps[mine + 3] & bb[them + 5])
+    t[I_HANGING] += sign * popcount(our_all & their_pieces & ~their_all)
+    king = msb(bb[them + 6])
+    safe = ~bb[8 * color] & ~their_all
+    diagonal = bishop_attacks(king, occupied)
+    straight = rook_attacks(king, occupied)
+    t[I_CHECK] += sign * popcount(KNIGHT[king] & maps[mine + 1] & safe)
+    t[I_CHECK + 1] += sign * popcount(diagonal & maps[mine + 2] & safe)
+    t[I_CHECK + 2] += sign * popcount(straight & maps[mine + 3] & safe)
+    t[I_CHECK + 3] += sign * popcount((diagonal | straight) & maps[mine + 4] & safe)
 
 
 @njit
@@ -356,78 +305,122 @@ def _drawish(occ_w, occ_b, wp, bp, knights, bishops, rooks, queens, kings, w_mat
         return True  # knights alone cannot force mate: KNNvK
     # Bishop and rook pawn(s) of the wrong colour against a lone king.
     if weak & ~kings == ZERO and minors_majors == ZERO and popcount(bishops & strong) == 1 and strong_pawns != ZERO:
-        dark_bishop = bishops & strong & DARK_SQUARES != ZERO
-        white = strong == occ_w
-        if strong_pawns & ~FILES[0] == ZERO:
-            promo = _A8 if white else _A1
-            return dark_bishop != (SQUARE[promo] & DARK_SQUARES != ZERO)
-        if strong_pawns & ~FILES[7] == ZERO:
-            promo = _H8 if white else _H1
-            return dark_bishop != (SQUARE[promo] & DARK_SQUARES != ZERO)
+        return _wrong_bishop(bishops & strong, strong_pawns, strong == occ_w)
     return False
 
 
 @njit
-def features_into(bb, turn, out, pawn_keys, pawn_terms):
-    """Fill ``out`` (``float64[N_FEATURES]``) with the features of ``bb``, ``turn`` 1 = White to move."""
-    for i in range(N_FEATURES):
-        out[i] = 0.0
-    f = out
-    f[0] = 1.0
+def _wrong_bishop(bishop, pawns, white):
+    """Rook pawns all on one rook file whose promotion square is not of the bishop's colour."""
+    dark_bishop = bishop & DARK_SQUARES != ZERO
+    if pawns & ~FILES[0] == ZERO:
+        promo = _A8 if white else _A1
+        return dark_bishop != (SQUARE[promo] & DARK_SQUARES != ZERO)
+    if pawns & ~FILES[7] == ZERO:
+        promo = _H8 if white else _H1
+        return dark_bishop != (SQUARE[promo] & DARK_SQUARES != ZERO)
+    return False
+
+
+@njit
+def _material(bb, color):
+    """Material of ``color`` in pawns (fixed values: the scale factors and the mop-up must not depend on the
+    weights)."""
+    base = 8 * color
+    return (popcount(bb[base + 1]) + 3.2 * popcount(bb[base + 2]) + 3.3 * popcount(bb[base + 3])
+            + 5.0 * popcount(bb[base + 4]) + 9.5 * popcount(bb[base + 5]))
+
+
+@njit
+def phase_and_scale(bb):
+    """(``mg``, the endgame scale factor) of a position: ``mg`` from the minor and major pieces (1 with all of
+    them, 0 with none); the scale 1, or less in endings the side ahead in material rarely wins:
+
+    - opposite-coloured bishops and pawns only: 1/2;
+    - the side ahead has no pawns and is less than a rook up (KRvKB, KRBvKR, KNNvK): 1/4;
+    - a bishop and rook pawns of the wrong colour against a bare king: 0;
+    - rooks and pawns only, one rook each, at most a pawn up, every pawn on one wing: 3/4.
+    """
+    knights, bishops, rooks, queens = bb[2] | bb[10], bb[3] | bb[11], bb[4] | bb[12], bb[5] | bb[13]
+    count = popcount(knights) + popcount(bishops) + 2 * popcount(rooks) + 4 * popcount(queens)
+    mg = min(24, count) / 24.0
+    w_mat, b_mat = _material(bb, 1), _material(bb, 0)
+    if w_mat == b_mat:
+        return mg, 1.0
+    white_ahead = w_mat > b_mat
+    strong, weak = (1, 0) if white_ahead else (0, 1)
+    strong_pawns, weak_pawns = bb[8 * strong + 1], bb[8 * weak + 1]
+    strong_occ, weak_occ = bb[8 * strong], bb[8 * weak]
+    kings = bb[6] | bb[14]
+    if (knights | rooks | queens) == ZERO and popcount(bb[3]) == 1 and popcount(bb[11]) == 1 and \
+            (bb[3] & DARK_SQUARES != ZERO) != (bb[11] & DARK_SQUARES != ZERO):
+        return mg, 0.5
+    if strong_pawns == ZERO and abs(w_mat - b_mat) < 4.0:
+        return mg, 0.25
+    if strong_pawns == ZERO and strong_occ & ~kings == strong_occ & knights:
+        return mg, 0.25
+    if weak_occ & ~kings == ZERO and (knights | rooks | queens) == ZERO and popcount(bishops & strong_occ) == 1 \
+            and strong_pawns != ZERO and _wrong_bishop(bishops & strong_occ, strong_pawns, white_ahead):
+        return mg, 0.0
+    pawns = strong_pawns | weak_pawns
+    if (knights | bishops | queens) == ZERO and popcount(bb[4]) == 1 and popcount(bb[12]) == 1 and \
+            popcount(strong_pawns) - popcount(weak_pawns) <= 1 and \
+            (pawns & _QUEENSIDE == ZERO or pawns & _KINGSIDE == ZERO):
+        return mg, 0.75
+    return mg, 1.0
+
+
+@njit
+def terms_into(bb, turn, t, pawn_keys, pawn_terms, maps):
+    """Fill ``t`` (``float64[N_TERMS]``) with the terms of ``bb`` (White's view), ``turn`` 1 = White to move;
+    ``maps`` (``uint64[12]``) is scratch for the attack maps."""
+    for i in range(N_TERMS):
+        t[i] = 0.0
     occ_b, occ_w = bb[0], bb[8]
     occupied = occ_w | occ_b
     wp, bp = bb[9], bb[1]
     pawns = wp | bp
     knights, bishops, rooks, queens, kings = bb[2] | bb[10], bb[3] | bb[11], bb[4] | bb[12], bb[5] | bb[13], \
         bb[6] | bb[14]
-    wn, bn = popcount(bb[10]), popcount(bb[2])
     wb, bb_ = popcount(bb[11]), popcount(bb[3])
-    wr, br = popcount(bb[12]), popcount(bb[4])
-    wq, bq = popcount(bb[13]), popcount(bb[5])
-    wpc, bpc = popcount(wp), popcount(bp)
-    f[1] = wpc - bpc
-    f[2] = wn - bn
-    f[3] = wb - bb_
-    f[4] = wr - br
-    f[5] = wq - bq
-    f[6] = (1 if wb >= 2 else 0) - (1 if bb_ >= 2 else 0)
-    mg = min(24, wn + bn + wb + bb_ + 2 * (wr + br) + 4 * (wq + bq)) / 24.0
-    eg = 1.0 - mg
-    wk = msb(bb[14]) if bb[14] else -1
-    bk = msb(bb[6]) if bb[6] else -1
+    t[I_PAWN] = popcount(wp) - popcount(bp)
+    t[I_KNIGHT] = popcount(bb[10]) - popcount(bb[2])
+    t[I_BISHOP] = wb - bb_
+    t[I_ROOK] = popcount(bb[12]) - popcount(bb[4])
+    t[I_QUEEN] = popcount(bb[13]) - popcount(bb[5])
+    t[I_BISHOP_PAIR] = (1 if wb >= 2 else 0) - (1 if bb_ >= 2 else 0)
+    wk = msb(bb[14])
+    bk = msb(bb[6])
+
+    # Pieces first: their attack maps serve the passed pawns.
+    # Pieces (piece-square tables, mobility, king attacks, outposts, files), then threats and safe checks.
+    _side(t, bb, 1, 1, occupied, maps)
+    _side(t, bb, 0, -1, occupied, maps)
+    _threats(t, bb, 1, 1, occupied, maps)
+    _threats(t, bb, 0, -1, occupied, maps)
 
     # Pawn structure (from the pawn hash table), then the passed pawns' other terms.
     if pawns:
         slot = pawn_entry(wp, bp, pawn_keys, pawn_terms)
         terms = pawn_terms[slot]
-        f[7] = terms[0] * eg
-        f[8] = terms[1]
-        f[9] = terms[2] * eg
-        f[14] = terms[3]
-        f[15] = terms[4]
-        f[16] = terms[5]
-        f[35] = terms[6] * eg
+        for i in range(PAWN_TERMS):
+            t[I_PAWNS + i] = terms[i]
         minor_major = knights | bishops | rooks | queens
         white_passed, black_passed = pawn_keys[slot, 2], pawn_keys[slot, 3]
         if white_passed:
-            _passers(f, white_passed, 1, 1, wk, bk, minor_major & occ_b, rooks & occ_w, occupied,
-                     attacks_by(bb, 0, occupied), turn, eg, bp | pawn_attacks_all(wp, 1))
+            _passers(t, white_passed, 1, 1, wk, bk, minor_major & occ_b, rooks & occ_w, occupied,
+                     _all_attacks(maps, 0), turn, bp | maps[6])
         if black_passed:
-            _passers(f, black_passed, 0, -1, bk, wk, minor_major & occ_w, rooks & occ_b, occupied,
-                     attacks_by(bb, 1, occupied), turn, eg, wp | pawn_attacks_all(bp, 0))
+            _passers(t, black_passed, 0, -1, bk, wk, minor_major & occ_w, rooks & occ_b, occupied,
+                     _all_attacks(maps, 1), turn, wp | maps[0])
         if minor_major == ZERO:
             # Pawn endings: the king on a passer's key square, and the opposition.
-            f[36] = _on_key_square(white_passed, 1, wk) - _on_key_square(black_passed, 0, bk)
+            t[I_KEY_SQUARE] = _on_key_square(white_passed, 1, wk) - _on_key_square(black_passed, 0, bk)
             files, ranks = abs((wk & 7) - (bk & 7)), abs((wk >> 3) - (bk >> 3))
             if (files == 0 and ranks % 2 == 0) or (ranks == 0 and files % 2 == 0):
-                f[37] = -1.0 if turn else 1.0
-
-    # Kings. Against a bare king the mop-up terms below steer both kings instead.
-    black_bare = occ_b == kings & occ_b
-    white_bare = occ_w == kings & occ_w
-    if not (black_bare or white_bare):
-        f[17] = (CENTRALITY[wk] - CENTRALITY[bk]) * eg
-    if pawns and eg:
+                t[I_OPPOSITION] = -1.0 if turn else 1.0
+        t[I_SHELTER] = popcount(wp & SHELTER[1, wk]) - popcount(bp & SHELTER[0, bk])
+        t[I_STORM] = popcount(wp & STORM[0, bk]) - popcount(bp & STORM[1, wk])
         # In an ending the king that stands among the pawns wins them or shepherds them.
         distance = 0
         bits = pawns
@@ -435,26 +428,23 @@ def features_into(bb, turn, out, pawn_keys, pawn_terms):
             sq = lsb(bits)
             bits &= bits - ONE
             distance += DISTANCE[bk, sq] - DISTANCE[wk, sq]
-        f[34] = distance / popcount(pawns) * eg
-    if mg != 0.0 and pawns:
-        f[18] = (popcount(wp & SHELTER[1, wk]) - popcount(bp & SHELTER[0, bk])) * mg
+        t[I_KING_PAWNS] = distance / popcount(pawns)
 
-    # Pieces: mobility, open files, seventh rank, knight centralisation.
-    pieces = knights | bishops | rooks | queens
-    if pieces:
-        _pieces(f, occ_w, pieces, 1, wp, bp, 6, knights, bishops, rooks, occupied)
-        _pieces(f, occ_b, pieces, -1, bp, wp, 1, knights, bishops, rooks, occupied)
+    # Kings. Against a bare king the mop-up terms below steer both kings instead.
+    black_bare = occ_b == kings & occ_b
+    white_bare = occ_w == kings & occ_w
+    if not (black_bare or white_bare):
+        t[I_KING_CENTER] = CENTRALITY[wk] - CENTRALITY[bk]
 
     # Mop-up (a bare king) and drawish material; both need the material picture.
     if black_bare or white_bare or (knights | rooks | queens) == ZERO or wp == ZERO or bp == ZERO:
-        w_mat = wpc + 3.2 * wn + 3.3 * wb + 5 * wr + 9.5 * wq
-        b_mat = bpc + 3.2 * bn + 3.3 * bb_ + 5 * br + 9.5 * bq
+        w_mat, b_mat = _material(bb, 1), _material(bb, 0)
         if (black_bare and w_mat >= 5) or (white_bare and b_mat >= 5):
             sign = 1 if black_bare else -1
             loser = bk if black_bare else wk
             winner = wk if black_bare else bk
-            f[26] = sign * CENTER_MANHATTAN[loser]
-            f[27] = sign * (14 - MANHATTAN[loser, winner])
+            t[I_MOP_EDGE] = sign * CENTER_MANHATTAN[loser]
+            t[I_MOP_KINGS] = sign * (14 - MANHATTAN[loser, winner])
             strong = occ_w if black_bare else occ_b
             if (pawns | rooks | queens) == ZERO and popcount(bishops & strong) == 1 and \
                     popcount(knights & strong) == 1:
@@ -462,12 +452,44 @@ def features_into(bb, turn, out, pawn_keys, pawn_terms):
                     corner = min(DISTANCE[loser, _A1], DISTANCE[loser, _H8])
                 else:
                     corner = min(DISTANCE[loser, _A8], DISTANCE[loser, _H1])
-                f[28] = sign * (7 - corner)
+                t[I_KBN] = sign * (7 - corner)
         # Every drawish pattern has no knight, rook and queen, or a strong side without pawns.
         strong_pawns = wp if w_mat > b_mat else bp
         if (knights | rooks | queens) == ZERO or strong_pawns == ZERO:
             if _drawish(occ_w, occ_b, wp, bp, knights, bishops, rooks, queens, kings, w_mat, b_mat):
-                f[29] = w_mat - b_mat
+                t[I_DRAWISH] = w_mat - b_mat
+
+
+@njit
+def _all_attacks(maps, color):
+    """Every square the pieces of ``color`` attack, from the attack maps of :func:`_side`."""
+    at = 6 * color
+    return maps[at] | maps[at + 1] | maps[at + 2] | maps[at + 3] | maps[at + 4] | maps[at + 5]
+
+
+#: The scratch :func:`evaluate` takes: the feature vector, then room for the attack maps (12 uint64 words).
+SCRATCH_SIZE = N_FEATURES + 12
+
+
+@njit
+def _expand(out, mg, eg):
+    """Spread the terms from out[1 + k] to out[1 + 2k] (times ``mg``) and out[2 + 2k] (times ``eg``), the last
+    first (no term is overwritten before it is read), and set the tempo out[0] = 1."""
+    for k in range(N_TERMS - 1, -1, -1):
+        value = out[1 + k]
+        out[1 + 2 * k] = value * mg
+        out[2 + 2 * k] = value * eg
+    out[0] = 1.0
+
+
+@njit
+def features_into(bb, turn, out, pawn_keys, pawn_terms, maps):
+    """Fill ``out`` (``float64[N_FEATURES]``) with the feature vector of ``bb``: 1 (the tempo), then every
+    term's middlegame part ``term * mg`` and endgame part ``term * eg * scale``, White's view; ``maps``
+    (``uint64[12]``) is scratch."""
+    terms_into(bb, turn, out[1:1 + N_TERMS], pawn_keys, pawn_terms, maps)
+    mg, scale = phase_and_scale(bb)
+    _expand(out, mg, (1.0 - mg) * scale)
 
 
 @njit
@@ -477,24 +499,36 @@ def score(weights, f):
     A plain left-to-right sum, not Python 3.12's compensated ``sum()``: the same float on every Python.
     """
     total = 0.0
-    for i in range(1, N_FEATURES):
+    for i in range(1, f.shape[0]):
         total += weights[i] * f[i]
     return total
 
 
 @njit
 def evaluate(bb, turn, weights, scratch, pawn_keys, pawn_terms):
-    """Centipawns from the side to move: ``round(weights[0] + (score if White to move else -score))``.
+    """Centipawns from the side to move: ``round(weights[0] + (score if White to move else -score))``, with
+    ``score`` the sum of :func:`score` over the feature vector (Python's ``round``, half to even).
 
-    Python's ``round`` (half to even); ``scratch`` is a ``float64[N_FEATURES]`` left holding the features.
+    ``scratch`` is ``float64[SCRATCH_SIZE]``. The sum runs over the terms as they come, skipping those that
+    are zero (adding ``w * 0`` leaves a float sum as it is): the same float as :func:`score` of the feature
+    vector, without building it.
     """
-    features_into(bb, turn, scratch, pawn_keys, pawn_terms)
-    total = score(weights, scratch)
+    raw = scratch[:N_TERMS]
+    terms_into(bb, turn, raw, pawn_keys, pawn_terms, scratch[N_FEATURES:N_FEATURES + 12].view(np.uint64))
+    mg, scale = phase_and_scale(bb)
+    eg = (1.0 - mg) * scale
+    total = 0.0
+    for k in range(N_TERMS):
+        value = raw[k]
+        if value != 0.0:
+            total += weights[1 + 2 * k] * (value * mg)
+            total += weights[2 + 2 * k] * (value * eg)
     return np.int64(np.rint(weights[0] + (total if turn else -total)))
 
 
 @njit
 def feature_rows(bbs, turns, out, pawn_keys, pawn_terms):
     """``features_into`` for every row: ``bbs`` ``uint64[n, 16]``, ``turns`` ``int64[n]``, ``out`` ``float64[n, F]``."""
+    maps = np.zeros(12, dtype=np.uint64)
     for k in range(bbs.shape[0]):
-        features_into(bbs[k], turns[k], out[k], pawn_keys, pawn_terms)
+        features_into(bbs[k], turns[k], out[k], pawn_keys, pawn_terms, maps)

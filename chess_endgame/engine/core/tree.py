@@ -34,8 +34,9 @@ from chess_endgame.engine.core.bits import (
     popcount,
     rook_attacks,
 )
-from chess_endgame.engine.core.features import PASSED_MASK, evaluate
+from chess_endgame.engine.core.features import SCRATCH_SIZE, evaluate
 from chess_endgame.engine.core.jit import COMPILED, njit
+from chess_endgame.engine.core.masks import PASSED_MASK
 from chess_endgame.engine.core.position import (
     BISHOP_T,
     CASTLING,
@@ -886,7 +887,7 @@ def new_tree(position_arrays: tuple, tt_keys: np.ndarray, tt_data: np.ndarray, h
                   pv=np.zeros((MAX_PLY + 2, MAX_PLY + 2), dtype=np.int32),
                   pv_length=np.zeros(MAX_PLY + 2, dtype=np.int64),
                   partial_pv=np.zeros(MAX_PLY + 2, dtype=np.int32),
-                  weights=weights, features=np.zeros(weights.shape[0], dtype=np.float64),
+                  weights=weights, features=np.zeros(SCRATCH_SIZE, dtype=np.float64),
                   pawn_keys=pawn_table[0], pawn_values=pawn_table[1],
                   eval_keys=np.zeros(EVAL_CACHE_SIZE, dtype=np.uint64),
                   eval_values=np.zeros(EVAL_CACHE_SIZE, dtype=np.int64), gains=np.zeros(34, dtype=np.int64),
