@@ -42,17 +42,22 @@ def _figure(value: float, spec: str, unit: str = "") -> str:
     return "-" if math.isnan(value) else f"{value:{spec}}{unit}"
 
 
-def _play(prober: Prober, start: Weights, games: int, nodes: int, per_game: int, seed: int, backend: Backend,
-          labels_out: str | None, say: Callable[[str], None], err: bool) -> labels.LabelSet:
+def _write_labels(played: labels.LabelSet, labels_out: str | None, header: str) -> None:
+    if labels_out:
+        with open_output(labels_out) as f:
+            labels.write_labels(played, f, [header])
+
+
+def _play(prober: Prober, start: Weights, games: int, nodes: int, per_game: int, score_nodes: int, seed: int,
+          backend: Backend, labels_out: str | None, say: Callable[[str], None], err: bool) -> labels.LabelSet:
     """Play the self-play games (a progress bar), write their labels; Ctrl-C keeps the games played."""
     played = labels.LabelSet()
 
     def write() -> None:
-        if labels_out:
-            header = [f"chess-endgame tune self-play labels: {played.finished_games + played.unfinished} games, "
-                      f"{nodes} nodes a move, seed {seed}, weights: {start.source}"]
-            with open_output(labels_out) as f:
-                labels.write_labels(played, f, header)
+        scored = f", scored by {score_nodes}-node searches" if score_nodes else ""
+        _write_labels(played, labels_out, f"chess-endgame tune self-play labels: "
+                      f"{played.finished_games + played.unfinished} games, {nodes} nodes a move{scored}, "
+                      f"seed {seed}, weights: {start.source}")
 
     with _bar(games, "self-play", "game") as bar:
         def progress(game: labels.GameLabels) -> None:
@@ -64,7 +69,8 @@ def _play(prober: Prober, start: Weights, games: int, nodes: int, per_game: int,
 
         try:
             labels.selfplay_labels(prober, start, games, nodes=nodes, seed=seed, per_game=per_game,
-                                     backend=backend, into=played, progress=progress, lost=lost)
+                                     score_nodes=score_nodes, backend=backend, into=played, progress=progress,
+                                     lost=lost)
         except BackendError as exc:
             bar.close()
             write()
@@ -81,8 +87,36 @@ def _play(prober: Prober, start: Weights, games: int, nodes: int, per_game: int,
     return played
 
 
+def _score(prober: Prober, start: Weights, played: labels.LabelSet, score_nodes: int, backend: Backend,
+           labels_path: str, labels_out: str | None, say: Callable[[str], None], err: bool) -> None:
+    """Search the positions of a label file that have no score (a progress bar), write the scored file; Ctrl-C and
+    a failure keep the scores found."""
+    missing = len(played.unscored)
+
+    def write() -> None:
+        _write_labels(played, labels_out, f"chess-endgame tune labels of {labels_path}, scored by {score_nodes}-node "
+                      f"searches, weights: {start.source}")
+
+    with _bar(missing, "scoring", "position") as bar:
+        try:
+            labels.score_positions(prober, start, played, score_nodes, backend=backend, progress=bar.update)
+        except BackendError as exc:
+            bar.close()
+            write()
+            fail(str(exc))
+        except KeyboardInterrupt:
+            bar.close()
+            write()
+            interrupted(f"{missing - len(played.unscored)} of {missing} positions scored; "
+                        + (f"the labels are written to {labels_out}" if labels_out else "nothing was written"))
+    write()
+    say(f"scored {missing} positions by {score_nodes}-node searches"
+        + (f"; labels written to {labels_out}" if labels_out and not err else ""))
+
+
 def _describe_selfplay(played: labels.LabelSet, n_train: int, n_held: int, held_games: int,
-                       labels_path: str | None, nodes: int, share: float, say: Callable[[str], None]) -> None:
+                       labels_path: str | None, nodes: int, share: float, score_share: float,
+                       say: Callable[[str], None]) -> None:
     r = played.results
     games = played.finished_games + played.unfinished
     where = f"from {labels_path}" if labels_path else f"{games} games at {nodes} nodes a move"
@@ -92,6 +126,11 @@ def _describe_selfplay(played: labels.LabelSet, n_train: int, n_held: int, held_
     if len(played):
         say(f"fit weights: self-play positions {100 * share:.0f}% of the loss, table positions "
             f"{100 * (1 - share):.0f}%")
+        scored = len(played) - len(played.unscored)
+        if scored and score_share:
+            say(f"self-play labels: {scored} positions with a search score, their label {100 * score_share:.0f}% "
+                f"its win probability and {100 * (1 - score_share):.0f}% the game's result (the held-out groups "
+                "below by piece count: results only)")
 
 
 @click.command()
@@ -129,11 +168,18 @@ def _describe_selfplay(played: labels.LabelSet, n_train: int, n_held: int, held_
               type=click.FloatRange(0, 1, min_open=True, max_open=True), metavar="SHARE",
               help="Share of the fit's loss carried by the self-play positions, the table positions carrying "
                    "the rest (0.5: half each).")
+@click.option("--score-nodes", default=0, show_default=True, type=click.IntRange(0, 10**7), metavar="NODES",
+              help="Also label each self-play position with a search of this many nodes of its own (0: none); "
+                   "with --labels, the positions the file gives no score (ce) are searched.")
+@click.option("--score-share", default=data.SCORE_SHARE, show_default=True, type=click.FloatRange(0, 1),
+              metavar="SHARE", help="Share of a scored self-play position's label taken from its search's "
+                                    "win probability, the game's result giving the rest (0: results only).")
 @click.option("--labels", "labels_path", type=click.Path(exists=True, dir_okay=False), default=None, metavar="EPD",
               help="Self-play labels from a file of --labels-out (or any EPD with c9 results) instead of "
                    "playing games.")
 @click.option("--labels-out", default=None, type=OutputFile(),
-              help="Write the self-play labels to FILE (EPD, c9 result, game number) for a later --labels.")
+              help="Write the self-play labels to FILE (EPD, c9 result, game number, ce score) for a later "
+                   "--labels.")
 @click.option("--jobs", default=1, show_default=True, type=click.IntRange(1, 64), metavar="N",
               help="Play the self-play games in N processes (the same games as with 1); with --cluster, on N "
                    "Ray actors.")
@@ -146,8 +192,8 @@ def _describe_selfplay(played: labels.LabelSet, n_train: int, n_held: int, held_
 def tune(per_material: int, seed: int, pgn_path: str | None, pgn_per_game: int, cursed_as_wins: bool, l2: float,
          holdout: float, start_path: str | None, output: str, match_games: int, match_nodes: int,
          selfplay_games: int, selfplay_nodes: int, selfplay_per_game: int, selfplay_share: float,
-         labels_path: str | None, labels_out: str | None, jobs: int, cluster: str | None, install: bool,
-         syzygy_path: str | None) -> None:
+         score_nodes: int, score_share: float, labels_path: str | None, labels_out: str | None, jobs: int,
+         cluster: str | None, install: bool, syzygy_path: str | None) -> None:
     """Learn the linear evaluation's weights from tablebase WDL labels and self-play results (logistic model)."""
     err = one_stdout({"--output": output, "--labels-out": labels_out})
 
@@ -161,8 +207,9 @@ def tune(per_material: int, seed: int, pgn_path: str | None, pgn_per_game: int, 
              "a real match")
     if labels_path and selfplay_games:
         fail("give --labels FILE or --selfplay-games N, not both")
-    if labels_out and not selfplay_games:
-        fail("--labels-out writes the labels of self-play games: give --selfplay-games N too")
+    if labels_out and not (selfplay_games or (labels_path and score_nodes)):
+        fail("--labels-out writes the labels of self-play games: give --selfplay-games N too (or --labels FILE "
+             "with --score-nodes N)")
     if cluster and not selfplay_games:
         fail("--cluster plays the self-play games on Ray: give --selfplay-games N too")
     try:
@@ -172,17 +219,19 @@ def tune(per_material: int, seed: int, pgn_path: str | None, pgn_per_game: int, 
     prober = load_prober(syzygy_path, required=True)
     extra = data.pgn_positions(pgn_path, pgn_per_game, seed) if pgn_path else ([], [], [])
     played = labels.read_labels(labels_path) if labels_path else None
+    backend = batch_backend(jobs, cluster, worker_syzygy_path(syzygy_path))
     if selfplay_games:
-        backend = batch_backend(jobs, cluster, worker_syzygy_path(syzygy_path))
-        played = _play(prober, start, selfplay_games, selfplay_nodes, selfplay_per_game, seed, backend, labels_out,
-                       say, err)
+        played = _play(prober, start, selfplay_games, selfplay_nodes, selfplay_per_game, score_nodes, seed, backend,
+                       labels_out, say, err)
+    elif played is not None and score_nodes:
+        _score(prober, start, played, score_nodes, backend, labels_path, labels_out, say, err)
     kept = f"the self-play labels are written to {labels_out}; " if labels_out else ""
     materials = data.covered_materials(prober)
     try:
         with _bar(len(materials), "sampling", "material") as sampling, _bar(50, "fitting", "step") as fitting:
             run = pipeline.fit_weights(prober, start, per_material=per_material, seed=seed, holdout=holdout, l2=l2,
                                        cursed_as_draws=not cursed_as_wins, extra=extra, played=played,
-                                       selfplay_share=selfplay_share,
+                                       selfplay_share=selfplay_share, score_share=score_share,
                                        table_name="tables and PGN" if pgn_path else "tables",
                                        sampling=sampling.update, fitting=fitting.update)
     except pipeline.TooFewPositions as exc:
@@ -196,7 +245,8 @@ def tune(per_material: int, seed: int, pgn_path: str | None, pgn_per_game: int, 
     say(f"positions: {report.train_size - n_self} train, {report.holdout_size - n_self_held} held out "
         f"({len(materials)} materials{', PGN ' + pgn_path if pgn_path else ''}; seed {seed})")
     if played is not None:
-        _describe_selfplay(played, n_self, n_self_held, held_games, labels_path, selfplay_nodes, selfplay_share, say)
+        _describe_selfplay(played, n_self, n_self_held, held_games, labels_path, selfplay_nodes, selfplay_share,
+                           score_share, say)
     say(f"scale: P(win) = sigmoid({k:.5f} * h), h in centipawns")
     say(f"{'':<16}{'train log-loss':>16}{'held-out log-loss':>19}{'held-out sign':>15}")
     say(f"{'start weights':<16}{report.hand_train:>16.4f}{report.hand_holdout:>19.4f}"

@@ -192,8 +192,76 @@ def test_tune_with_selfplay_labels_and_the_label_file(syzygy_path: str, tmp_path
     assert out.read_text() == weights  # the same fit, without replaying the games
 
 
+def test_label_searches_score_positions_the_same_in_any_process(prober: Prober,
+                                                                selfplay_run: labels.LabelSet) -> None:
+    run = labels.LabelSet()
+    for i, board in enumerate(selfplay_run.boards[:6]):
+        run.add_position(board, selfplay_run.white_score(i), selfplay_run.games[i])
+    run.scores[1] = 12.0  # already scored: not searched again
+    assert run.unscored == [0, 2, 3, 4, 5]
+    seen: list[int] = []
+    assert labels.score_positions(prober, load_weights(), run, 300, progress=seen.append) == 5
+    assert run.unscored == [] and run.scores[1] == 12.0 and sum(seen) == 5
+    again = labels.LabelSet(list(run.boards), list(run.labels), list(run.games), [np.nan] * len(run))
+    labels.score_positions(prober, load_weights(), again, 300, jobs=2)
+    assert again.scores[:1] + again.scores[2:] == run.scores[:1] + run.scores[2:]
+    # A won position scores for the side to move, a lost one against it; a mate in n is MATE_CP - n.
+    up = labels.LabelSet()
+    up.add_position(chess.Board("6k1/5ppp/8/8/8/8/5PPP/3QR1K1 w - - 0 1"), 1.0, 0)
+    up.add_position(chess.Board("6k1/5ppp/8/8/8/8/5PPP/3QR1K1 b - - 0 1"), 1.0, 1)
+    up.add_position(chess.Board("6k1/5ppp/8/8/8/8/5PPP/4R1K1 w - - 0 1"), 1.0, 2)
+    labels.score_positions(prober, load_weights(), up, 2000)
+    assert up.scores[0] == labels.MATE_CP - 1 and up.scores[1] < -500 and up.scores[2] > 300
+
+
+def test_scores_blend_with_results_by_their_share() -> None:
+    x = np.zeros((3, 2))
+    part = data.Dataset(x, np.array([1.0, 0.5, 0.0]), ["selfplay"] * 3, score=np.array([0.0, np.nan, 400.0]))
+    blended = part.blended(0.005, 0.25)
+    p = 1 / (1 + np.exp(-0.005 * 400))
+    assert blended.y == pytest.approx([0.75 * 1.0 + 0.25 * 0.5, 0.5, 0.25 * p])
+    assert part.blended(0.005, 0.0) is part and part.y[0] == 1.0  # the original labels are kept
+    both = data.Dataset.concat([part, data.Dataset(x[:2], np.array([1.0, 0.0]), ["KQvK"] * 2)])
+    assert np.isnan(both.score[3:]).all() and both.take(np.array([0, 2])).score.tolist() == [0.0, 400.0]
+
+
+def test_label_files_keep_scores(selfplay_run: labels.LabelSet, tmp_path: Path) -> None:
+    run = labels.LabelSet()
+    for i, board in enumerate(selfplay_run.boards[:3]):
+        run.add_position(board, selfplay_run.white_score(i), selfplay_run.games[i], [35.0, np.nan, -10000.0][i])
+    path = tmp_path / "scored.epd"
+    with open(path, "w", encoding="utf-8") as f:
+        labels.write_labels(run, f)
+    back = labels.read_labels(str(path))
+    assert back.scores[0] == 35.0 and np.isnan(back.scores[1]) and back.scores[2] == -10000.0
+    path.write_text('8/2k5/8/8/3K4/8/3R4/8 b - - c9 "1-0"; ce "lots";\n')
+    with pytest.raises(ValueError, match=r"scored.epd:1: the ce opcode must be a number"):
+        labels.read_labels(str(path))
+
+
+def test_tune_scores_a_label_file_and_blends(syzygy_path: str, tmp_path: Path,
+                                               selfplay_run: labels.LabelSet) -> None:
+    source, scored, out = tmp_path / "labels.epd", tmp_path / "scored.epd", tmp_path / "w.json"
+    with open(source, "w", encoding="utf-8") as f:
+        labels.write_labels(selfplay_run, f)
+    args = ["tune", "--per-material", "10", "--seed", "5", "--output", str(out)]
+    first = CliRunner().invoke(cli, [*args, "--labels", str(source), "--score-nodes", "200",
+                                     "--labels-out", str(scored)])
+    assert first.exit_code == 0, first.stderr
+    assert f"scored {len(selfplay_run)} positions by 200-node searches" in first.stdout
+    assert "with a search score, their label 50% its win probability" in first.stdout
+    read = labels.read_labels(str(scored))
+    assert read.unscored == [] and [b.fen() for b in read.boards] == [b.fen() for b in selfplay_run.boards]
+    blended = out.read_text()
+    plain = CliRunner().invoke(cli, [*args, "--labels", str(scored), "--score-share", "0"])
+    assert plain.exit_code == 0 and "with a search score" not in plain.stdout
+    assert out.read_text() != blended  # the scores moved the fit
+
+
 @pytest.mark.parametrize(("extra", "words"), [
     (["--selfplay-games", "2", "--labels", "LABELS"], "not both"),
+    (["--labels", "LABELS", "--labels-out", "OUT"], "--score-nodes"),
+    (["--score-share", "1.5"], "--score-share"),
     (["--labels-out", "OUT"], "--selfplay-games"),
     (["--labels", "BAD"], "BAD"),
     (["--selfplay-share", "1"], "--selfplay-share"),

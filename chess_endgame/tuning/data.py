@@ -29,6 +29,8 @@ class Dataset:
     source: list[str]
     #: Each row's weight in the losses (None: all equal), e.g. from :func:`source_weights`.
     weight: np.ndarray | None = None
+    #: A deeper search's score of each row (centipawns, side to move; NaN: none, as for every table row).
+    score: np.ndarray | None = None
 
     def __len__(self) -> int:
         return len(self.y)
@@ -37,7 +39,8 @@ class Dataset:
         """The rows ``rows`` (indices or a boolean mask)."""
         index = np.flatnonzero(rows) if rows.dtype == bool else rows
         return Dataset(self.x[index], self.y[index], [self.source[i] for i in index],
-                       None if self.weight is None else self.weight[index])
+                       None if self.weight is None else self.weight[index],
+                       None if self.score is None else self.score[index])
 
     def split(self, holdout: float, seed: int) -> tuple[Dataset, Dataset]:
         """A seeded (train, held-out) split."""
@@ -49,10 +52,26 @@ class Dataset:
     def concat(parts: list[Dataset]) -> Dataset:
         """The rows of ``parts`` one after the other (weights 1 where a part has none)."""
         weighted = any(p.weight is not None for p in parts)
+        scored = any(p.score is not None for p in parts)
         return Dataset(np.vstack([p.x for p in parts]), np.concatenate([p.y for p in parts]),
                        [s for p in parts for s in p.source],
                        np.concatenate([p.weight if p.weight is not None else np.ones(len(p)) for p in parts])
-                       if weighted else None)
+                       if weighted else None,
+                       np.concatenate([p.score if p.score is not None else np.full(len(p), np.nan) for p in parts])
+                       if scored else None)
+
+    def blended(self, k: float, share: float) -> Dataset:
+        """The rows with each scored row's label blended with its score's win probability.
+
+        A scored row's label becomes ``(1 - share) * label + share * sigmoid(k * score)``
+        (``k``: the fitted scale, per centipawn); rows without a score keep theirs.
+        """
+        if self.score is None or share == 0:
+            return self
+        has = ~np.isnan(self.score)
+        searched = 1.0 / (1.0 + np.exp(-k * np.where(has, self.score, 0.0)))
+        y = np.where(has, (1 - share) * self.y + share * searched, self.y)
+        return Dataset(self.x, y, self.source, self.weight, self.score)
 
 
 def label(wdl: int, *, cursed_as_draws: bool = True) -> float:
@@ -131,12 +150,16 @@ def pgn_positions(path: str, per_game: int, seed: int, *, skip_plies: int = 16
     return boards, labels, ["pgn"] * len(boards)
 
 
-def dataset(boards: list[chess.Board], labels: list[float], sources: list[str]) -> Dataset:
-    return Dataset(feature_matrix(boards), np.asarray(labels, dtype=np.float64), list(sources))
+def dataset(boards: list[chess.Board], labels: list[float], sources: list[str],
+            scores: list[float] | None = None) -> Dataset:
+    return Dataset(feature_matrix(boards), np.asarray(labels, dtype=np.float64), list(sources),
+                   score=None if scores is None else np.asarray(scores, dtype=np.float64))
 
 
 #: Default share of the fit's weight carried by the self-play positions (the tables carry the rest).
 SELFPLAY_SHARE = 0.5
+#: Default share of a self-play label taken from its deeper search's score (the game's result has the rest).
+SCORE_SHARE = 0.5
 
 
 def source_weights(selfplay: np.ndarray, share: float = SELFPLAY_SHARE) -> np.ndarray:

@@ -13,24 +13,31 @@ finished game (at most ``per_game``) and labelled with the game's result, 1 /
 0.5 / 0 from the side to move's view. Games cut at ``max_plies`` give no
 labels.
 
-Why the game's result and not a deeper search's score: a search label teaches
-the evaluation to imitate the same evaluation a few plies on, with the same
-blind spots; the result is what the tables' WDL labels are too (win, draw,
-loss), it costs no search beyond the game, and it is what the logistic model
-predicts. It is noisy (a 300-node player blunders), which the held-out
-figures measure rather than hide.
+The game's result is what the tables' WDL labels are too (win, draw, loss)
+and what the logistic model predicts, but it is noisy: a 300-node player
+blunders, and one blunder relabels every position of its game. So each
+sampled position can also get the score of a deeper search of its own
+(``score_nodes``, e.g. ten times the game's budget), which the tuner turns
+into a win probability and blends with the result (:mod:`.pipeline`). A
+search label alone would teach the evaluation to imitate itself a few plies
+on, blind spots included; the blend keeps the result as the anchor.
+:func:`score_positions` adds such scores to positions that lack one (a label
+file written without them).
 
 Label files are EPD, one position a line, with the game's result from White's
 view in the ``c9`` opcode (the format of the widely used "quiet-labeled" EPD
-files, which :func:`read_labels` reads too) and the game's number in ``game``
+files, which :func:`read_labels` reads too), the game's number in ``game``
 (positions of one game stay on one side of the held-out split; a line without
-``game`` is a game of its own). Positions, not features, are stored, so a
+``game`` is a game of its own) and, where searched, the deeper search's score
+in the standard ``ce`` opcode (centipawns from the side to move, a mate in
+``n`` as :data:`MATE_CP` - ``n``). Positions, not features, are stored, so a
 file stays valid when the features change.
 """
 
 from __future__ import annotations
 
 import functools
+import math
 import os
 import random
 from collections.abc import Callable, Iterable, Sequence
@@ -61,6 +68,9 @@ PER_GAME = 10
 #: A start is kept when a search of this many nodes scores it within :data:`~.play.starts.BALANCED_CP`
 #: centipawns (0.00 included: the labels want drawn starts too).
 BALANCE_NODES = 1000
+#: The centipawns a mate found by a label search stands for, less its moves (python-chess's ``mate_score``): a win
+#: probability of 1 for any fitted scale.
+MATE_CP = 10_000
 #: Pieces drawn (without replacement) for both sides' equal sets.
 _PIECE_POOL = "QRRBBNN"
 _ORDER = {c: i for i, c in enumerate("KQRBNP")}
@@ -109,6 +119,8 @@ class GameLabels:
     termination: str
     plies: int
     positions: list[str] = field(default_factory=list)
+    #: The label search's score of each position (centipawns, side to move), when searched.
+    scores: list[float] = field(default_factory=list)
 
     @property
     def finished(self) -> bool:
@@ -119,13 +131,24 @@ class SelfPlay:
     """Plays and labels self-play games with one weight set (one per process)."""
 
     def __init__(self, prober: Prober, weights: Weights, *, nodes: int, seed: int, per_game: int = PER_GAME,
-                 max_plies: int = 400, min_pieces: int = MIN_PIECES, max_pieces: int = MAX_PIECES) -> None:
+                 max_plies: int = 400, min_pieces: int = MIN_PIECES, max_pieces: int = MAX_PIECES,
+                 score_nodes: int = 0) -> None:
         self.prober = prober
         self.player = Player(prober, options=PlayerOptions(faster_mate=False, hash_mb=4),
                              evaluator=Evaluator(weights))
         self.adjudicator = tablebase_adjudicator(prober)
         self.nodes, self.seed, self.per_game, self.max_plies = nodes, seed, per_game, max_plies
         self.min_pieces, self.max_pieces = min_pieces, max_pieces
+        self.score_nodes = score_nodes
+
+    def score(self, board: chess.Board) -> float:
+        """The label search's score of ``board``: centipawns from the side to move (a mate in ``n``: :data:`MATE_CP` - ``n``).
+
+        The hash is cleared first, so a score depends only on the position, the weights and the budget.
+        """
+        self.player.new_game()
+        found = self.player.decide(board, Limits(nodes=self.score_nodes)).score
+        return math.nan if found is None else float(found.score(mate_score=MATE_CP))
 
     def _rng(self, number: int) -> random.Random:
         return random.Random(self.seed * 1_000_003 + number)
@@ -164,6 +187,8 @@ class SelfPlay:
             candidates = [b for b in seen[:-1] if pieces(b) >= self.min_pieces and is_quiet(b)]
             chosen = sorted(rng.sample(range(len(candidates)), min(self.per_game, len(candidates))))
             labels.positions = [candidates[i].fen() for i in chosen]
+            if self.score_nodes:
+                labels.scores = [self.score(candidates[i]) for i in chosen]
         return labels
 
 
@@ -175,6 +200,8 @@ class LabelSet:
     #: 1 win, 0.5 draw, 0 loss for the side to move.
     labels: list[float] = field(default_factory=list)
     games: list[int] = field(default_factory=list)
+    #: The label search's score (centipawns, side to move), NaN where the position has none.
+    scores: list[float] = field(default_factory=list)
     #: Results (White's view) of the finished games, and how many were cut at the ply limit.
     results: dict[str, int] = field(default_factory=lambda: dict.fromkeys(RESULT_POINTS, 0))
     unfinished: int = 0
@@ -186,18 +213,25 @@ class LabelSet:
     def finished_games(self) -> int:
         return sum(self.results.values())
 
-    def add_position(self, board: chess.Board, white_score: float, game: int) -> None:
+    def add_position(self, board: chess.Board, white_score: float, game: int, score: float = math.nan) -> None:
         self.boards.append(board)
         self.labels.append(white_score if board.turn == chess.WHITE else 1.0 - white_score)
         self.games.append(game)
+        self.scores.append(score)
+
+    @property
+    def unscored(self) -> list[int]:
+        """The rows without a label search's score."""
+        return [i for i, s in enumerate(self.scores) if math.isnan(s)]
 
     def add_game(self, game: GameLabels) -> None:
         if not game.finished:
             self.unfinished += 1
             return
         self.results[game.result] += 1
-        for fen in game.positions:
-            self.add_position(chess.Board(fen), RESULT_POINTS[game.result], game.number)
+        scores = game.scores or [math.nan] * len(game.positions)
+        for fen, score in zip(game.positions, scores, strict=True):
+            self.add_position(chess.Board(fen), RESULT_POINTS[game.result], game.number, score)
 
     def white_score(self, i: int) -> float:
         return self.labels[i] if self.boards[i].turn == chess.WHITE else 1.0 - self.labels[i]
@@ -224,7 +258,7 @@ class SelfPlayWorker:
 
 
 def selfplay_labels(prober: Prober, weights: Weights, games: int, *, nodes: int, seed: int, per_game: int = PER_GAME,
-                    jobs: int = 1, max_plies: int = 400, into: LabelSet | None = None,
+                    jobs: int = 1, max_plies: int = 400, score_nodes: int = 0, into: LabelSet | None = None,
                     progress: Callable[[GameLabels], None] | None = None, backend: Backend | None = None,
                     lost: Callable[[int, str], None] | None = None) -> LabelSet:
     """Labelled quiet positions from ``games`` self-play games (see the module's docstring).
@@ -239,7 +273,7 @@ def selfplay_labels(prober: Prober, weights: Weights, games: int, *, nodes: int,
     :raises BackendError: (or what a worker raised) when the run could not go on.
     """
     labels = into if into is not None else LabelSet()
-    kwargs = {"nodes": nodes, "seed": seed, "per_game": per_game, "max_plies": max_plies}
+    kwargs = {"nodes": nodes, "seed": seed, "per_game": per_game, "max_plies": max_plies, "score_nodes": score_nodes}
     directories = [os.path.abspath(d) for d in prober.files.directories]
     batch = run_batch(functools.partial(SelfPlayWorker, directories, weights, kwargs), range(games),
                       backend=backend or LocalProcesses(jobs), on_result=progress)
@@ -254,6 +288,60 @@ def selfplay_labels(prober: Prober, weights: Weights, games: int, *, nodes: int,
     if batch.error is not None:
         raise batch.error
     return labels
+
+
+class ScoreWorker:
+    """Scores chunks of positions by number with the label search (a worker of :mod:`chess_endgame.batch`)."""
+
+    def __init__(self, directories: list[str], weights: Weights, score_nodes: int, chunks: list[list[str]]) -> None:
+        self.prober = Prober(directories)
+        self.selfplay = SelfPlay(self.prober, weights, nodes=score_nodes, seed=0, score_nodes=score_nodes)
+        self.chunks = chunks
+
+    def run(self, number: int) -> tuple[int, list[float]]:
+        return number, [self.selfplay.score(chess.Board(fen)) for fen in self.chunks[number]]
+
+    def close(self) -> None:
+        self.prober.close()
+
+
+#: Positions a :class:`ScoreWorker` task scores.
+SCORE_CHUNK = 200
+
+
+def score_positions(prober: Prober, weights: Weights, labels: LabelSet, score_nodes: int, *, jobs: int = 1,
+                    progress: Callable[[int], None] | None = None, backend: Backend | None = None) -> int:
+    """Give every position of ``labels`` without a score the label search's score (``score_nodes`` nodes).
+
+    The positions are scored in chunks through the shared batch runner (``jobs`` processes, or
+    ``backend``); ``progress`` hears how many positions each chunk scored. A chunk's scores are
+    stored as it ends, so after Ctrl-C (re-raised here) the scored positions keep their scores.
+    Returns the number of positions scored.
+
+    :raises BackendError: (or what a worker raised) when the run could not go on.
+    """
+    rows = labels.unscored
+    parts = [rows[i:i + SCORE_CHUNK] for i in range(0, len(rows), SCORE_CHUNK)]
+    chunks = [[labels.boards[i].fen() for i in part] for part in parts]
+    directories = [os.path.abspath(d) for d in prober.files.directories]
+    scored = 0
+
+    def store(result: tuple[int, list[float]]) -> None:
+        nonlocal scored
+        number, scores = result
+        for i, score in zip(parts[number], scores, strict=True):
+            labels.scores[i] = score
+        scored += len(scores)
+        if progress:
+            progress(len(scores))
+
+    batch = run_batch(functools.partial(ScoreWorker, directories, weights, score_nodes, chunks),
+                      range(len(chunks)), backend=backend or LocalProcesses(jobs), on_result=store)
+    if batch.interrupted:
+        raise KeyboardInterrupt
+    if batch.error is not None:
+        raise batch.error
+    return scored
 
 
 # -- the held-out split -------------------------------------------------------------------
@@ -280,11 +368,15 @@ def write_labels(labels: LabelSet, out: TextIO, header: Iterable[str] = ()) -> N
     """The label file: ``#`` header lines, then one EPD line a position (``c9`` result, ``game``)."""
     for line in header:
         out.write(f"# {line}\n")
-    out.write("# one quiet position a line; c9: the game's result (White's view); game: its number\n")
+    out.write("# one quiet position a line; c9: the game's result (White's view); game: its number; "
+              "ce: a deeper search's score (centipawns, side to move), where searched\n")
     for i, board in enumerate(labels.boards):
         result = {1.0: "1-0", 0.5: "1/2-1/2", 0.0: "0-1"}[labels.white_score(i)]
-        out.write(board.epd(hmvc=board.halfmove_clock, fmvn=board.fullmove_number, c9=result,
-                            game=labels.games[i]) + "\n")
+        ops: dict = {"hmvc": board.halfmove_clock, "fmvn": board.fullmove_number, "c9": result,
+                     "game": labels.games[i]}
+        if not math.isnan(labels.scores[i]):
+            ops["ce"] = round(labels.scores[i])
+        out.write(board.epd(**ops) + "\n")
 
 
 def read_labels(path: str) -> LabelSet:
@@ -310,8 +402,11 @@ def read_labels(path: str) -> LabelSet:
             game = -number  # a game of its own
         elif not isinstance(game, int):
             raise ValueError(f"{path}:{number}: the game opcode must be a whole number, not {game!r}")
+        score = ops.get("ce", math.nan)
+        if not isinstance(score, (int, float)):
+            raise ValueError(f"{path}:{number}: the ce opcode must be a number of centipawns, not {score!r}")
         games.setdefault(game, str(result))
-        labels.add_position(board, RESULT_POINTS[str(result)], game)
+        labels.add_position(board, RESULT_POINTS[str(result)], game, float(score))
     if not labels.boards:
         raise ValueError(f"{path}: no labelled positions (EPD lines with a c9 result) in the file")
     for result in games.values():

@@ -48,7 +48,7 @@ def with_selfplay(train: Dataset, held: Dataset, played: LabelSet, holdout: floa
 
     Returns the train and held-out sets, the held-out groups and the number of held-out games.
     """
-    data = dataset(played.boards, played.labels, ["selfplay"] * len(played))
+    data = dataset(played.boards, played.labels, ["selfplay"] * len(played), played.scores)
     out = split_by_game(played.games, holdout, seed)
     counts = played.piece_counts()
     groups = {table_name: held}
@@ -63,10 +63,16 @@ def with_selfplay(train: Dataset, held: Dataset, played: LabelSet, holdout: floa
 def fit_weights(prober: Prober, start: Weights, *, per_material: int, seed: int, holdout: float, l2: float,
                 cursed_as_draws: bool = True,
                 extra: tuple[list[chess.Board], list[float], list[str]] = ([], [], []),
-                played: LabelSet | None = None, selfplay_share: float = 0.5, table_name: str = "tables",
-                sampling: Progress | None = None, fitting: Progress | None = None) -> FitRun:
+                played: LabelSet | None = None, selfplay_share: float = 0.5, score_share: float = 0.0,
+                table_name: str = "tables", sampling: Progress | None = None,
+                fitting: Progress | None = None) -> FitRun:
     """Sample ``per_material`` positions of every material the tables cover (plus ``extra``, e.g. PGN
     positions, and ``played`` self-play labels), fit from ``start`` and measure on the held-out part.
+
+    The scale ``k`` is fitted to the results (and WDL) alone; then each self-play position that has a deeper
+    search's score gets its label blended with that score's win probability, ``score_share`` of it
+    (:meth:`Dataset.blended`), and the weights are fitted and measured on the blended labels. The held-out
+    groups by piece count keep the games' results, so that runs with and without scores compare.
 
     ``sampling`` is called once per material sampled, ``fitting`` once per Newton step.
     :raises TooFewPositions: when fewer than :data:`MIN_POSITIONS` positions could be labelled.
@@ -83,6 +89,7 @@ def fit_weights(prober: Prober, start: Weights, *, per_material: int, seed: int,
         train, held, groups, held_games = with_selfplay(train, held, played, holdout, seed, selfplay_share,
                                                         table_name)
     k = fit_k(train.x, train.y, start.vector, sample_weight=train.weight)
+    train, held = train.blended(k, score_share), held.blended(k, score_share)
     frozen = frozen_features(train.x, sample_weight=train.weight)
     tuned = fit(train.x, train.y, start.vector, k, l2=l2, frozen=frozen, progress=fitting,
                 sample_weight=train.weight)
