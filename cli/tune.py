@@ -32,6 +32,9 @@ from .common import (
     worker_syzygy_path,
 )
 
+#: How many of the weights the fit kept the report names.
+KEPT_SHOWN = 8
+
 
 def _bar(total: int, desc: str, unit: str) -> tqdm:
     return tqdm(total=total, desc=desc, unit=unit, file=sys.stderr, dynamic_ncols=True, disable=None, leave=False)
@@ -174,9 +177,9 @@ def _describe_selfplay(played: labels.LabelSet, n_train: int, n_held: int, held_
 @click.option("--score-share", default=data.SCORE_SHARE, show_default=True, type=click.FloatRange(0, 1),
               metavar="SHARE", help="Share of a scored self-play position's label taken from its search's "
                                     "win probability, the game's result giving the rest (0: results only).")
-@click.option("--labels", "labels_path", type=click.Path(exists=True, dir_okay=False), default=None, metavar="EPD",
-              help="Self-play labels from a file of --labels-out (or any EPD with c9 results) instead of "
-                   "playing games.")
+@click.option("--labels", "labels_paths", type=click.Path(exists=True, dir_okay=False), multiple=True,
+              metavar="EPD", help="Self-play labels from a file of --labels-out (or any EPD with c9 results) "
+                                  "instead of playing games; repeat it to fit from several files.")
 @click.option("--labels-out", default=None, type=OutputFile(),
               help="Write the self-play labels to FILE (EPD, c9 result, game number, ce score) for a later "
                    "--labels.")
@@ -192,9 +195,10 @@ def _describe_selfplay(played: labels.LabelSet, n_train: int, n_held: int, held_
 def tune(per_material: int, seed: int, pgn_path: str | None, pgn_per_game: int, cursed_as_wins: bool, l2: float,
          holdout: float, start_path: str | None, output: str, match_games: int, match_nodes: int,
          selfplay_games: int, selfplay_nodes: int, selfplay_per_game: int, selfplay_share: float,
-         score_nodes: int, score_share: float, labels_path: str | None, labels_out: str | None, jobs: int,
+         score_nodes: int, score_share: float, labels_paths: tuple[str, ...], labels_out: str | None, jobs: int,
          cluster: str | None, install: bool, syzygy_path: str | None) -> None:
     """Learn the linear evaluation's weights from tablebase WDL labels and self-play results (logistic model)."""
+    labels_path = ", ".join(labels_paths) or None
     err = one_stdout({"--output": output, "--labels-out": labels_out})
 
     def say(text: str) -> None:
@@ -218,7 +222,7 @@ def tune(per_material: int, seed: int, pgn_path: str | None, pgn_per_game: int, 
         fail(str(exc))
     prober = load_prober(syzygy_path, required=True)
     extra = data.pgn_positions(pgn_path, pgn_per_game, seed) if pgn_path else ([], [], [])
-    played = labels.read_labels(labels_path) if labels_path else None
+    played = labels.read_label_files(labels_paths) if labels_paths else None
     backend = batch_backend(jobs, cluster, worker_syzygy_path(syzygy_path))
     if selfplay_games:
         played = _play(prober, start, selfplay_games, selfplay_nodes, selfplay_per_game, score_nodes, seed, backend,
@@ -261,8 +265,11 @@ def tune(per_material: int, seed: int, pgn_path: str | None, pgn_per_game: int, 
                 + "".join(f"{_figure(100 * v, '.1f', '%'):>12}" for v in (g.hand_sign, g.tuned_sign)))
     changed = sorted(zip(start.as_dict(), start.vector, tuned, strict=True), key=lambda t: -abs(t[2] - t[1]))
     say("largest changes: " + ", ".join(f"{n} {a:.1f}->{b:.1f}" for n, a, b in changed[:6]))
-    say("kept (too little support in the sample, or mating guides): "
-        + (", ".join(n for n, f in zip(start.as_dict(), frozen, strict=True) if f) or "none"))
+    held_back = [n for n, f in zip(start.as_dict(), frozen, strict=True) if f]
+    shown = ", ".join(held_back[:KEPT_SHOWN]) + (f" and {len(held_back) - KEPT_SHOWN} more"
+                                                 if len(held_back) > KEPT_SHOWN else "")
+    say(f"kept at the start weights (too little support in the sample, or mating guides): {len(held_back)} of "
+        f"{len(start.vector)}" + (f": {shown}" if held_back else ""))
     positions = f"{report.train_size} positions" + (f" ({n_self} self-play)" if n_self else "")
     weights = Weights(np.round(tuned, 3), f"tuned: seed {seed}, {positions}, k {k:.5f}")
     with open_output(output) as f:

@@ -158,6 +158,16 @@ def test_label_file_round_trips(selfplay_run: labels.LabelSet, tmp_path: Path) -
         labels.read_labels(str(other))
 
 
+def test_several_label_files_keep_their_games_apart(tmp_path: Path) -> None:
+    one, two = tmp_path / "one.epd", tmp_path / "two.epd"
+    one.write_text('8/2k5/8/8/3K4/8/3R4/8 b - - c9 "1-0"; game 0;\n8/2k5/8/8/3K4/8/3R4/8 w - - c9 "1-0"; game 0;\n'
+                   '8/2k5/8/8/3K4/8/3R4/8 w - - c9 "1/2-1/2"; game 7;\n')
+    two.write_text('8/2k5/8/8/3K4/8/3R4/8 w - - c9 "0-1"; game 0; ce -250;\n8/2k5/8/8/3K4/8/3R4/8 b - - c9 "1-0";\n')
+    both = labels.read_label_files([str(one), str(two)])
+    assert both.games == [0, 0, 1, 2, 3] and both.labels == [0.0, 1.0, 0.5, 0.0, 0.0]
+    assert both.scores[3] == -250.0 and both.results == {"1-0": 2, "1/2-1/2": 1, "0-1": 1}
+
+
 def test_sample_weights_count_rows_and_sources() -> None:
     x, y, _, k = _synthetic(4, n=3000)
     twice = fit.fit(np.vstack([x, x[:1000]]), np.concatenate([y, y[:1000]]), np.zeros(5), k, l2=1e-4)

@@ -142,7 +142,8 @@ class SelfPlay:
         self.score_nodes = score_nodes
 
     def score(self, board: chess.Board) -> float:
-        """The label search's score of ``board``: centipawns from the side to move (a mate in ``n``: :data:`MATE_CP` - ``n``).
+        """The label search's score of ``board``: centipawns from the side to move (a mate in ``n``:
+        :data:`MATE_CP` - ``n``).
 
         The hash is cleared first, so a score depends only on the position, the weights and the budget.
         """
@@ -412,3 +413,23 @@ def read_labels(path: str) -> LabelSet:
     for result in games.values():
         labels.results[result] += 1
     return labels
+
+
+def read_label_files(paths: Sequence[str]) -> LabelSet:
+    """The label files of ``paths`` (:func:`read_labels`) in one set, each file's games renumbered 0, 1, ...
+    after the previous files' in order of first appearance, so that no two files share a game.
+
+    :raises ValueError: as :func:`read_labels`, for the first file that cannot be read.
+    """
+    merged = LabelSet()
+    base = 0
+    for path in paths:
+        one = read_labels(path)
+        numbers: dict[int, int] = {}
+        for i, board in enumerate(one.boards):
+            game = numbers.setdefault(one.games[i], base + len(numbers))
+            merged.add_position(board, one.white_score(i), game, one.scores[i])
+        base += len(numbers)
+        for result, count in one.results.items():
+            merged.results[result] += count
+    return merged
