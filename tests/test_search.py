@@ -72,10 +72,24 @@ def test_principal_variations_are_legal_lines() -> None:
         Searcher().search(board, Limits(nodes=8000), on_info=check)
 
 
-def test_null_move_pruning_does_not_miss_a_zugzwang() -> None:
-    # The classic null-move zugzwang test: only Rf1 wins (Black must then move into the loss).
+def test_the_classic_null_move_zugzwang_is_solved() -> None:
+    # The classic null-move zugzwang test: only Rf1 wins (Black must then move into the loss). The
+    # shipped weights find it from depth 14 (the version-1 evaluation's from 12).
     board = chess.Board("8/8/p1p5/1p5p/1P5p/8/PPP2K1p/4R1rk w - - 0 1")
-    assert Searcher().search(board, Limits(depth=12)).best_move == chess.Move.from_uci("e1f1")
+    assert Searcher().search(board, Limits(depth=14)).best_move == chess.Move.from_uci("e1f1")
+
+
+def test_a_null_move_that_fails_high_is_verified_at_deep_nodes() -> None:
+    # Nxd5 wins here only because White is in zugzwang after it. With fixed weights (so that the test
+    # measures the search, not the weights of the day) the search finds it at depths 14 and 16; without
+    # the verification search (NULL_VERIFY_DEPTH raised past them) it plays Rd8 at both.
+    from chess_endgame.engine.evaluation import Evaluator, load_weights
+
+    evaluator = Evaluator(load_weights(str(DATA / "weights-fixed.json")))
+    board = chess.Board("8/8/1p1r1k2/p1pPN1p1/P3KnP1/1P6/8/3R4 b - - 0 1")
+    for depth in (14, 16):
+        found = Searcher(evaluator=evaluator).search(board, Limits(depth=depth)).best_move
+        assert found == chess.Move.from_uci("f4d5"), depth
 
 
 @pytest.mark.parametrize(("fen", "only_win"), [
