@@ -50,6 +50,7 @@ from chess_endgame.engine.core.masks import (
     STORM,
 )
 from chess_endgame.engine.core.pawns import PAWN_TERM_NAMES, PAWN_TERMS, new_pawn_table, pawn_entry
+from chess_endgame.engine.core.scale import A1, A8, H1, H8, is_drawish, phase_and_scale, side_material
 
 __all__ = ["FAMILIES", "FEATURES", "N_FEATURES", "N_TERMS", "SCRATCH_SIZE", "TERMS", "evaluate", "feature_rows",
            "features_into", "new_pawn_table", "phase_and_scale", "score", "terms_into"]
@@ -127,9 +128,6 @@ I_PSQT = _I["psqt_pawn_0"]            # + 32 * (piece type - 1) + slot
 I_MOP_EDGE, I_MOP_KINGS, I_KBN = _I["mop_edge"], _I["mop_kings"], _I["kbn_corner"]
 I_DRAWISH = _I["drawish"]
 
-_A1, _H1, _A8, _H8 = 0, 7, 56, 63
-_QUEENSIDE = FILES[0] | FILES[1] | FILES[2] | FILES[3]
-_KINGSIDE = FILES[4] | FILES[5] | FILES[6] | FILES[7]
 
 
 @njit
@@ -290,87 +288,6 @@ def _threats(t, bb, color, sign, occupied, maps):
 
 
 @njit
-def _drawish(occ_w, occ_b, wp, bp, knights, bishops, rooks, queens, kings, w_mat, b_mat):
-    """Material configurations where the side ahead usually cannot win."""
-    minors_majors = knights | rooks | queens
-    if (minors_majors == ZERO and popcount(bishops & occ_w) == 1 and popcount(bishops & occ_b) == 1
-            and (bishops & occ_w & DARK_SQUARES != ZERO) != (bishops & occ_b & DARK_SQUARES != ZERO)):
-        return abs(w_mat - b_mat) <= 2.5  # opposite-coloured bishops, at most two pawns up
-    strong_pawns = wp if w_mat > b_mat else bp
-    if strong_pawns == ZERO and abs(w_mat - b_mat) < 4.0:
-        return True  # no pawns and less than a rook up: KRvKB, KBvKN, KRBvKR, ...
-    strong = occ_w if w_mat > b_mat else occ_b
-    weak = occ_b if w_mat > b_mat else occ_w
-    if strong_pawns == ZERO and strong & ~kings == strong & knights:
-        return True  # knights alone cannot force mate: KNNvK
-    # Bishop and rook pawn(s) of the wrong colour against a lone king.
-    if weak & ~kings == ZERO and minors_majors == ZERO and popcount(bishops & strong) == 1 and strong_pawns != ZERO:
-        return _wrong_bishop(bishops & strong, strong_pawns, strong == occ_w)
-    return False
-
-
-@njit
-def _wrong_bishop(bishop, pawns, white):
-    """Rook pawns all on one rook file whose promotion square is not of the bishop's colour."""
-    dark_bishop = bishop & DARK_SQUARES != ZERO
-    if pawns & ~FILES[0] == ZERO:
-        promo = _A8 if white else _A1
-        return dark_bishop != (SQUARE[promo] & DARK_SQUARES != ZERO)
-    if pawns & ~FILES[7] == ZERO:
-        promo = _H8 if white else _H1
-        return dark_bishop != (SQUARE[promo] & DARK_SQUARES != ZERO)
-    return False
-
-
-@njit
-def _material(bb, color):
-    """Material of ``color`` in pawns (fixed values: the scale factors and the mop-up must not depend on the
-    weights)."""
-    base = 8 * color
-    return (popcount(bb[base + 1]) + 3.2 * popcount(bb[base + 2]) + 3.3 * popcount(bb[base + 3])
-            + 5.0 * popcount(bb[base + 4]) + 9.5 * popcount(bb[base + 5]))
-
-
-@njit
-def phase_and_scale(bb):
-    """(``mg``, the endgame scale factor) of a position: ``mg`` from the minor and major pieces (1 with all of
-    them, 0 with none); the scale 1, or less in endings the side ahead in material rarely wins:
-
-    - opposite-coloured bishops and pawns only: 1/2;
-    - the side ahead has no pawns and is less than a rook up (KRvKB, KRBvKR, KNNvK): 1/4;
-    - a bishop and rook pawns of the wrong colour against a bare king: 0;
-    - rooks and pawns only, one rook each, at most a pawn up, every pawn on one wing: 3/4.
-    """
-    knights, bishops, rooks, queens = bb[2] | bb[10], bb[3] | bb[11], bb[4] | bb[12], bb[5] | bb[13]
-    count = popcount(knights) + popcount(bishops) + 2 * popcount(rooks) + 4 * popcount(queens)
-    mg = min(24, count) / 24.0
-    w_mat, b_mat = _material(bb, 1), _material(bb, 0)
-    if w_mat == b_mat:
-        return mg, 1.0
-    white_ahead = w_mat > b_mat
-    strong, weak = (1, 0) if white_ahead else (0, 1)
-    strong_pawns, weak_pawns = bb[8 * strong + 1], bb[8 * weak + 1]
-    strong_occ, weak_occ = bb[8 * strong], bb[8 * weak]
-    kings = bb[6] | bb[14]
-    if (knights | rooks | queens) == ZERO and popcount(bb[3]) == 1 and popcount(bb[11]) == 1 and \
-            (bb[3] & DARK_SQUARES != ZERO) != (bb[11] & DARK_SQUARES != ZERO):
-        return mg, 0.5
-    if strong_pawns == ZERO and abs(w_mat - b_mat) < 4.0:
-        return mg, 0.25
-    if strong_pawns == ZERO and strong_occ & ~kings == strong_occ & knights:
-        return mg, 0.25
-    if weak_occ & ~kings == ZERO and (knights | rooks | queens) == ZERO and popcount(bishops & strong_occ) == 1 \
-            and strong_pawns != ZERO and _wrong_bishop(bishops & strong_occ, strong_pawns, white_ahead):
-        return mg, 0.0
-    pawns = strong_pawns | weak_pawns
-    if (knights | bishops | queens) == ZERO and popcount(bb[4]) == 1 and popcount(bb[12]) == 1 and \
-            popcount(strong_pawns) - popcount(weak_pawns) <= 1 and \
-            (pawns & _QUEENSIDE == ZERO or pawns & _KINGSIDE == ZERO):
-        return mg, 0.75
-    return mg, 1.0
-
-
-@njit
 def terms_into(bb, turn, t, pawn_keys, pawn_terms, maps):
     """Fill ``t`` (``float64[N_TERMS]``) with the terms of ``bb`` (White's view), ``turn`` 1 = White to move;
     ``maps`` (``uint64[12]``) is scratch for the attack maps."""
@@ -438,7 +355,7 @@ def terms_into(bb, turn, t, pawn_keys, pawn_terms, maps):
 
     # Mop-up (a bare king) and drawish material; both need the material picture.
     if black_bare or white_bare or (knights | rooks | queens) == ZERO or wp == ZERO or bp == ZERO:
-        w_mat, b_mat = _material(bb, 1), _material(bb, 0)
+        w_mat, b_mat = side_material(bb, 1), side_material(bb, 0)
         if (black_bare and w_mat >= 5) or (white_bare and b_mat >= 5):
             sign = 1 if black_bare else -1
             loser = bk if black_bare else wk
@@ -449,14 +366,14 @@ def terms_into(bb, turn, t, pawn_keys, pawn_terms, maps):
             if (pawns | rooks | queens) == ZERO and popcount(bishops & strong) == 1 and \
                     popcount(knights & strong) == 1:
                 if bishops & strong & DARK_SQUARES:
-                    corner = min(DISTANCE[loser, _A1], DISTANCE[loser, _H8])
+                    corner = min(DISTANCE[loser, A1], DISTANCE[loser, H8])
                 else:
-                    corner = min(DISTANCE[loser, _A8], DISTANCE[loser, _H1])
+                    corner = min(DISTANCE[loser, A8], DISTANCE[loser, H1])
                 t[I_KBN] = sign * (7 - corner)
         # Every drawish pattern has no knight, rook and queen, or a strong side without pawns.
         strong_pawns = wp if w_mat > b_mat else bp
         if (knights | rooks | queens) == ZERO or strong_pawns == ZERO:
-            if _drawish(occ_w, occ_b, wp, bp, knights, bishops, rooks, queens, kings, w_mat, b_mat):
+            if is_drawish(occ_w, occ_b, wp, bp, knights, bishops, rooks, queens, kings, w_mat, b_mat):
                 t[I_DRAWISH] = w_mat - b_mat
 
 

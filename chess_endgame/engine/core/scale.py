@@ -1,0 +1,92 @@
+"""Endgame scale factors and drawish material: the fixed rules (not weights) that say when the side ahead
+rarely wins, and the game phase the evaluation blends its middlegame and endgame weights by."""
+
+from __future__ import annotations
+
+from chess_endgame.engine.core.bits import DARK_SQUARES, FILES, SQUARE, ZERO, popcount
+from chess_endgame.engine.core.jit import njit
+
+A1, H1, A8, H8 = 0, 7, 56, 63
+QUEENSIDE = FILES[0] | FILES[1] | FILES[2] | FILES[3]
+KINGSIDE = FILES[4] | FILES[5] | FILES[6] | FILES[7]
+
+
+@njit
+def is_drawish(occ_w, occ_b, wp, bp, knights, bishops, rooks, queens, kings, w_mat, b_mat):
+    """Material configurations where the side ahead usually cannot win."""
+    minors_majors = knights | rooks | queens
+    if (minors_majors == ZERO and popcount(bishops & occ_w) == 1 and popcount(bishops & occ_b) == 1
+            and (bishops & occ_w & DARK_SQUARES != ZERO) != (bishops & occ_b & DARK_SQUARES != ZERO)):
+        return abs(w_mat - b_mat) <= 2.5  # opposite-coloured bishops, at most two pawns up
+    strong_pawns = wp if w_mat > b_mat else bp
+    if strong_pawns == ZERO and abs(w_mat - b_mat) < 4.0:
+        return True  # no pawns and less than a rook up: KRvKB, KBvKN, KRBvKR, ...
+    strong = occ_w if w_mat > b_mat else occ_b
+    weak = occ_b if w_mat > b_mat else occ_w
+    if strong_pawns == ZERO and strong & ~kings == strong & knights:
+        return True  # knights alone cannot force mate: KNNvK
+    # Bishop and rook pawn(s) of the wrong colour against a lone king.
+    if weak & ~kings == ZERO and minors_majors == ZERO and popcount(bishops & strong) == 1 and strong_pawns != ZERO:
+        return wrong_bishop(bishops & strong, strong_pawns, strong == occ_w)
+    return False
+
+
+@njit
+def wrong_bishop(bishop, pawns, white):
+    """Rook pawns all on one rook file whose promotion square is not of the bishop's colour."""
+    dark_bishop = bishop & DARK_SQUARES != ZERO
+    if pawns & ~FILES[0] == ZERO:
+        promo = A8 if white else A1
+        return dark_bishop != (SQUARE[promo] & DARK_SQUARES != ZERO)
+    if pawns & ~FILES[7] == ZERO:
+        promo = H8 if white else H1
+        return dark_bishop != (SQUARE[promo] & DARK_SQUARES != ZERO)
+    return False
+
+
+@njit
+def side_material(bb, color):
+    """Material of ``color`` in pawns (fixed values: the scale factors and the mop-up must not depend on the
+    weights)."""
+    base = 8 * color
+    return (popcount(bb[base + 1]) + 3.2 * popcount(bb[base + 2]) + 3.3 * popcount(bb[base + 3])
+            + 5.0 * popcount(bb[base + 4]) + 9.5 * popcount(bb[base + 5]))
+
+
+@njit
+def phase_and_scale(bb):
+    """(``mg``, the endgame scale factor) of a position: ``mg`` from the minor and major pieces (1 with all of
+    them, 0 with none); the scale 1, or less in endings the side ahead in material rarely wins:
+
+    - opposite-coloured bishops and pawns only: 1/2;
+    - the side ahead has no pawns and is less than a rook up (KRvKB, KRBvKR, KNNvK): 1/4;
+    - a bishop and rook pawns of the wrong colour against a bare king: 0;
+    - rooks and pawns only, one rook each, at most a pawn up, every pawn on one wing: 3/4.
+    """
+    knights, bishops, rooks, queens = bb[2] | bb[10], bb[3] | bb[11], bb[4] | bb[12], bb[5] | bb[13]
+    count = popcount(knights) + popcount(bishops) + 2 * popcount(rooks) + 4 * popcount(queens)
+    mg = min(24, count) / 24.0
+    w_mat, b_mat = side_material(bb, 1), side_material(bb, 0)
+    if w_mat == b_mat:
+        return mg, 1.0
+    white_ahead = w_mat > b_mat
+    strong, weak = (1, 0) if white_ahead else (0, 1)
+    strong_pawns, weak_pawns = bb[8 * strong + 1], bb[8 * weak + 1]
+    strong_occ, weak_occ = bb[8 * strong], bb[8 * weak]
+    kings = bb[6] | bb[14]
+    if (knights | rooks | queens) == ZERO and popcount(bb[3]) == 1 and popcount(bb[11]) == 1 and \
+            (bb[3] & DARK_SQUARES != ZERO) != (bb[11] & DARK_SQUARES != ZERO):
+        return mg, 0.5
+    if strong_pawns == ZERO and abs(w_mat - b_mat) < 4.0:
+        return mg, 0.25
+    if strong_pawns == ZERO and strong_occ & ~kings == strong_occ & knights:
+        return mg, 0.25
+    if weak_occ & ~kings == ZERO and (knights | rooks | queens) == ZERO and popcount(bishops & strong_occ) == 1 \
+            and strong_pawns != ZERO and wrong_bishop(bishops & strong_occ, strong_pawns, white_ahead):
+        return mg, 0.0
+    pawns = strong_pawns | weak_pawns
+    if (knights | bishops | queens) == ZERO and popcount(bb[4]) == 1 and popcount(bb[12]) == 1 and \
+            popcount(strong_pawns) - popcount(weak_pawns) <= 1 and \
+            (pawns & QUEENSIDE == ZERO or pawns & KINGSIDE == ZERO):
+        return mg, 0.75
+    return mg, 1.0
