@@ -222,7 +222,7 @@ def test_play_pgn_to_stdout(syzygy_path: str) -> None:
 
 
 def test_suite_outputs_to_stdout(syzygy_path: str, tmp_path: Path) -> None:
-    args = ["suite", str(DATA / "mates.epd"), "--limit", "3", "--depth", "3"]
+    args = ["suite", str(DATA / "mates.epd"), "--limit", "3", "--depth", "5"]  # a mate in 3 is 5 plies
     code, out, err = run(*args, "--json")
     assert code == 0, err
     data = json.loads(out)

@@ -194,14 +194,18 @@ def test_play_with_a_bad_engine_command(syzygy_path: str) -> None:
     assert code == 2 and "cannot start the UCI engine" in err
 
 
-def test_eval_prints_every_feature() -> None:
+def test_eval_explains_by_family_and_term() -> None:
     code, out, _ = run("eval", "8/2k5/8/8/3K4/8/3R4/8 w - - 0 1")
     assert code == 0
     lines = out.splitlines()
-    assert lines[1].split() == ["feature", "value", "weight", "cp"]
-    assert any(line.startswith("mop_edge") for line in lines) and lines[-1].startswith("total")
+    assert lines[1].startswith("phase: mg ") and lines[2].split() == ["family", "mg", "part", "eg", "part", "total"]
+    assert any(line.startswith("mopup") for line in lines) and lines[-1].startswith("total")
+    assert not any(line.strip().startswith("mop_edge") for line in lines)  # terms only with --terms
+    code, out, _ = run("eval", "8/2k5/8/8/3K4/8/3R4/8 w - - 0 1", "--terms")
+    assert code == 0 and any(line.strip().startswith("mop_edge") for line in out.splitlines())
     data = json.loads(run("eval", "8/2k5/8/8/3K4/8/3R4/8 w - - 0 1", "--json")[1])
-    assert abs(sum(f["contribution"] for f in data["features"]) - data["total"]) < 1
+    assert abs(data["tempo"] + sum(f["total"] for f in data["families"]) - data["total"]) < 1
+    assert data["total"] > 500  # KRvK: a rook up, from the side to move (White)
     code, _, err = run("eval", "8/2k5/8/8/3K4/8/3R4/8 w - - 0 1", "--weights", "/nonexistent.json")
     assert code == 2 and "cannot read weight file" in err
 

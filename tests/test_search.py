@@ -12,6 +12,7 @@ import numpy as np
 import pytest
 
 from chess_endgame.board import random_position
+from chess_endgame.engine.evaluation import Evaluator, load_weights
 from chess_endgame.engine.player import Player, PlayerOptions
 from chess_endgame.engine.result import Limits
 from chess_endgame.engine.search import TB_BOUND, Searcher
@@ -79,13 +80,15 @@ def test_the_classic_null_move_zugzwang_is_solved() -> None:
     assert Searcher().search(board, Limits(depth=14)).best_move == chess.Move.from_uci("e1f1")
 
 
+def _fixed_evaluator() -> Evaluator:
+    return Evaluator(load_weights(str(DATA / "weights-fixed.json")))
+
+
 def test_a_null_move_that_fails_high_is_verified_at_deep_nodes() -> None:
     # Nxd5 wins here only because White is in zugzwang after it. With fixed weights (so that the test
     # measures the search, not the weights of the day) the search finds it at depths 14 and 16; without
     # the verification search (NULL_VERIFY_DEPTH raised past them) it plays Rd8 at both.
-    from chess_endgame.engine.evaluation import Evaluator, load_weights
-
-    evaluator = Evaluator(load_weights(str(DATA / "weights-fixed.json")))
+    evaluator = _fixed_evaluator()
     board = chess.Board("8/8/1p1r1k2/p1pPN1p1/P3KnP1/1P6/8/3R4 b - - 0 1")
     for depth in (14, 16):
         found = Searcher(evaluator=evaluator).search(board, Limits(depth=depth)).best_move
@@ -100,9 +103,11 @@ def test_null_move_is_never_tried_by_a_side_with_only_king_and_pawns(fen: str, o
     # The only winning move by the tables (none are used here). A null move at a node where the
     # defender has only king and pawns lets it pass out of its zugzwang: with that guard removed the
     # search misses the first move at every depth here and the second at depths 6 and 8.
+    # Fixed weights, so that the test measures the search, not the weights of the day.
     board = chess.Board(fen)
     for depth in (6, 8, 10, 12):
-        assert Searcher().search(board, Limits(depth=depth)).best_move.uci() == only_win, depth
+        found = Searcher(evaluator=_fixed_evaluator()).search(board, Limits(depth=depth)).best_move
+        assert found.uci() == only_win, depth
 
 
 def test_a_capture_into_a_pure_pawn_ending_is_extended() -> None:
