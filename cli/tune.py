@@ -3,9 +3,10 @@ them."""
 
 from __future__ import annotations
 
+import contextlib
 import math
 import sys
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 
 import click
 import numpy as np
@@ -45,6 +46,22 @@ def _figure(value: float, spec: str, unit: str = "") -> str:
     return "-" if math.isnan(value) else f"{value:{spec}}{unit}"
 
 
+@contextlib.contextmanager
+def _keeping(bar: tqdm, write: Callable[[], None], done: Callable[[], str]) -> Iterator[None]:
+    """Run a labelling step; when a worker fails or Ctrl-C stops it, write what it found, then say so (the
+    error in one line; ``done()`` for Ctrl-C, exit 130)."""
+    try:
+        yield
+    except BackendError as exc:
+        bar.close()
+        write()
+        fail(str(exc))
+    except KeyboardInterrupt:
+        bar.close()
+        write()
+        interrupted(done())
+
+
 def _write_labels(played: labels.LabelSet, labels_out: str | None, header: str) -> None:
     if labels_out:
         with open_output(labels_out) as f:
@@ -70,20 +87,12 @@ def _play(prober: Prober, start: Weights, games: int, nodes: int, per_game: int,
         def lost(number: int, why: str) -> None:
             click.echo(f"chess-endgame: self-play game {number}: {why}", err=True)
 
-        try:
+        with _keeping(bar, write, lambda: f"{played.finished_games + played.unfinished} of {games} self-play games "
+                      "played; " + (f"their labels are written to {labels_out}" if labels_out else
+                                    "nothing was written")):
             labels.selfplay_labels(prober, start, games, nodes=nodes, seed=seed, per_game=per_game,
                                      score_nodes=score_nodes, backend=backend, into=played, progress=progress,
                                      lost=lost)
-        except BackendError as exc:
-            bar.close()
-            write()
-            fail(str(exc))
-        except KeyboardInterrupt:
-            bar.close()
-            write()
-            done = played.finished_games + played.unfinished
-            interrupted(f"{done} of {games} self-play games played; "
-                        + (f"their labels are written to {labels_out}" if labels_out else "nothing was written"))
     write()
     if labels_out and not err:
         say(f"self-play labels written to {labels_out}")
@@ -101,17 +110,9 @@ def _score(prober: Prober, start: Weights, played: labels.LabelSet, score_nodes:
                       f"searches, weights: {start.source}")
 
     with _bar(missing, "scoring", "position") as bar:
-        try:
+        with _keeping(bar, write, lambda: f"{missing - len(played.unscored)} of {missing} positions scored; "
+                      + (f"the labels are written to {labels_out}" if labels_out else "nothing was written")):
             labels.score_positions(prober, start, played, score_nodes, backend=backend, progress=bar.update)
-        except BackendError as exc:
-            bar.close()
-            write()
-            fail(str(exc))
-        except KeyboardInterrupt:
-            bar.close()
-            write()
-            interrupted(f"{missing - len(played.unscored)} of {missing} positions scored; "
-                        + (f"the labels are written to {labels_out}" if labels_out else "nothing was written"))
     write()
     say(f"scored {missing} positions by {score_nodes}-node searches"
         + (f"; labels written to {labels_out}" if labels_out and not err else ""))
