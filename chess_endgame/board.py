@@ -85,6 +85,7 @@ def is_quiet(board: chess.Board) -> bool:
 _PIECE_TYPES = {"K": chess.KING, "Q": chess.QUEEN, "R": chess.ROOK, "B": chess.BISHOP,
                 "N": chess.KNIGHT, "P": chess.PAWN}
 _PAWN_SQUARES = [sq for sq in chess.SQUARES if 1 <= chess.square_rank(sq) <= 6]
+_PAWN_SQUARE_SET = frozenset(_PAWN_SQUARES)
 
 
 def parse_material(material: str) -> tuple[list[chess.PieceType], list[chess.PieceType]]:
@@ -107,20 +108,29 @@ def random_position(material: str, rng: random.Random, *, turn: chess.Color | No
     to move, else it is random too.
     """
     white, black = parse_material(material)
+    placing = [(piece_type, color) for color, types in ((chess.WHITE, white), (chess.BLACK, black))
+               for piece_type in types]
     for _ in range(max_tries):
-        board = chess.Board(None)
-        board.turn = rng.choice(chess.COLORS) if turn is None else turn
-        ok = True
-        for color, types in ((chess.WHITE, white), (chess.BLACK, black)):
-            for piece_type in types:
-                pool = _PAWN_SQUARES if piece_type == chess.PAWN else chess.SQUARES
-                free = [sq for sq in pool if not board.piece_at(sq)]
-                if not free:
-                    ok = False
-                    break
-                board.set_piece_at(rng.choice(free), chess.Piece(piece_type, color))
-        if ok and board.is_valid():
-            return board
+        turn_now = rng.choice(chess.COLORS) if turn is None else turn
+        # The free squares in ascending order, all and those pawns may stand on: the same draws
+        # as scanning the board for empty squares before each piece, without the scans.
+        free_all, free_pawn = list(chess.SQUARES), list(_PAWN_SQUARES)
+        pieces: dict[chess.Square, chess.Piece] = {}
+        for piece_type, color in placing:
+            free = free_pawn if piece_type == chess.PAWN else free_all
+            if not free:
+                break
+            square = rng.choice(free)
+            free_all.remove(square)
+            if square in _PAWN_SQUARE_SET:
+                free_pawn.remove(square)
+            pieces[square] = chess.Piece(piece_type, color)
+        else:
+            board = chess.Board(None)
+            board.set_piece_map(pieces)
+            board.turn = turn_now
+            if board.is_valid():
+                return board
     raise ValueError(f"could not place a legal position of {material} in {max_tries} tries")
 
 
