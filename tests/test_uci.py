@@ -541,3 +541,22 @@ def test_show_wdl_follows_python_chess_model(fen: str, certain: bool) -> None:
         else:
             assert wdl == tuple(chess.engine.Cp(int(value)).wdl(model="sf", ply=ply)), line
             assert wdl[1] > 0, line  # a draw has its share
+
+
+def test_a_gui_that_closes_our_output_gets_no_traceback() -> None:
+    """A GUI that quits or crashes closes the engine's output: whatever the engine then writes (readyok
+    from its warm-up thread, info and bestmove from its search thread) must end quietly, without a
+    traceback on stderr, and the engine must exit 0 when its input closes too."""
+    proc = subprocess.Popen(ENGINE, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                            text=True, bufsize=1)
+    proc.stdin.write("uci\n")
+    while proc.stdout.readline().strip() != "uciok":
+        pass
+    proc.stdout.close()
+    for line in ("isready", "position startpos", "go movetime 300", "isready"):
+        proc.stdin.write(line + "\n")
+    time.sleep(1.0)  # the search writes its info lines and bestmove into the closed pipe
+    proc.stdin.write("go depth 5\n")
+    proc.stdin.close()
+    assert proc.wait(30) == 0
+    assert proc.stderr.read() == ""

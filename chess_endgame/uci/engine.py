@@ -12,6 +12,7 @@ At start-up a thread compiles the search core (or loads numba's cache):
 
 from __future__ import annotations
 
+import os
 import sys
 import threading
 import time
@@ -98,6 +99,8 @@ class UciEngine:
         self._warmed = warmed
         self._readyok_pending: list[threading.Thread] = []
         self._write_lock = threading.Lock()
+        #: The GUI closed our output: see :meth:`send`.
+        self.output_closed = False
         self.options = {o.name.lower(): o for o in options()}
         self.values = {o.name.lower(): o.default for o in self.options.values()}
         self.player = player or Player(Prober(with_embedded(self.values["syzygypath"] or None)))
@@ -114,9 +117,20 @@ class UciEngine:
     # -- I/O -------------------------------------------------------------------------
 
     def send(self, line: str) -> None:
+        """Write one line to the GUI. Once the GUI has closed our output (it quit or crashed) nothing is
+        written any more, from any thread, and the search stops: nobody is listening."""
         with self._write_lock:
-            self.out.write(line + "\n")
-            self.out.flush()
+            if self.output_closed:
+                return
+            try:
+                self.out.write(line + "\n")
+                self.out.flush()
+            except (OSError, ValueError):  # BrokenPipeError; ValueError: the stream itself was closed
+                self.output_closed = True
+        if self.output_closed:
+            session = self._session
+            if session is not None:
+                session.stop()
 
     def info_string(self, text: str) -> None:
         self.send(f"info string {' '.join(text.split())}")
@@ -510,8 +524,13 @@ def main(argv: list[str] | None = None) -> int:
         sys.stderr.write(f"chess-endgame-uci: error: unexpected argument {args[0]!r} (the engine takes none; "
                          "see --help)\n")
         return 2
+    engine = None
     try:
-        UciEngine(warmed=warm.start()).run()
+        engine = UciEngine(warmed=warm.start())
+        engine.run()
     except (KeyboardInterrupt, BrokenPipeError):
         pass
+    if engine is not None and engine.output_closed:
+        # Python flushes stdout once more at exit, and would complain on stderr of the closed pipe.
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
     return 0
