@@ -12,7 +12,6 @@ At start-up a thread compiles the search core (or loads numba's cache):
 
 from __future__ import annotations
 
-import os
 import sys
 import threading
 import time
@@ -22,7 +21,6 @@ from typing import TextIO
 import chess
 
 from chess_endgame.board import PositionError, parse_position
-from chess_endgame.engine import warm
 from chess_endgame.engine.player import DEFAULT_MOVETIME_MS, Decision, Player, class_score, class_wdl
 from chess_endgame.engine.result import Info, Limits, uci_words
 from chess_endgame.engine.search import MAX_PLY
@@ -493,44 +491,3 @@ class UciEngine:
         if info.pv:
             parts.append("pv " + " ".join(m.uci() for m in info.pv))
         self.send(" ".join(parts))
-
-
-USAGE = """usage: chess-endgame-uci
-
-The chess-endgame UCI engine: it reads UCI commands on standard input and answers
-on standard output, for GUIs and match managers (Cutechess, Arena, lichess-bot).
-It takes no arguments; engine settings are UCI options (send "uci" to list them),
-e.g. "setoption name SyzygyPath value /path/to/syzygy". Tables default to
-$SYZYGY_PATH, else the per-user directory that "chess-endgame tablebases download"
-fills; the embedded 3-4-piece tables answer beneath them. Type "quit" (or end the
-input) to leave.
-
-options:
-  -h, --help     show this help and exit
-  --version      print the version and exit
-"""
-
-
-def main(argv: list[str] | None = None) -> int:
-    """Console entry point of ``chess-endgame-uci`` (and ``chess-endgame uci``): exit status."""
-    args = sys.argv[1:] if argv is None else argv
-    if args:
-        if args[0] in ("-h", "--help"):
-            sys.stdout.write(USAGE)
-            return 0
-        if args[0] == "--version":
-            sys.stdout.write(f"{ENGINE_NAME}\n")
-            return 0
-        sys.stderr.write(f"chess-endgame-uci: error: unexpected argument {args[0]!r} (the engine takes none; "
-                         "see --help)\n")
-        return 2
-    engine = None
-    try:
-        engine = UciEngine(warmed=warm.start())
-        engine.run()
-    except (KeyboardInterrupt, BrokenPipeError):
-        pass
-    if engine is not None and engine.output_closed:
-        # Python flushes stdout once more at exit, and would complain on stderr of the closed pipe.
-        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
-    return 0
