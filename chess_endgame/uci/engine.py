@@ -116,7 +116,7 @@ class UciEngine:
 
     def send(self, line: str) -> None:
         """Write one line to the GUI. Once the GUI has closed our output (it quit or crashed) nothing is
-        written any more, from any thread, and the search stops: nobody is listening."""
+        written any more, from any thread; the end of the input then stops the search, as ``quit`` would."""
         with self._write_lock:
             if self.output_closed:
                 return
@@ -125,10 +125,6 @@ class UciEngine:
                 self.out.flush()
             except (OSError, ValueError):  # BrokenPipeError; ValueError: the stream itself was closed
                 self.output_closed = True
-        if self.output_closed:
-            session = self._session
-            if session is not None:
-                session.stop()
 
     def info_string(self, text: str) -> None:
         self.send(f"info string {' '.join(text.split())}")

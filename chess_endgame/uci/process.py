@@ -41,7 +41,7 @@ def main(argv: list[str] | None = None) -> int:
     try:
         engine = UciEngine(warmed=warm.start())
         engine.run()
-    except (KeyboardInterrupt, BrokenPipeError):
+    except KeyboardInterrupt:  # a write to a closed output is UciEngine.send's to handle
         pass
     if engine is not None and engine.output_closed:
         # Python flushes stdout once more at exit, and would complain on stderr of the closed pipe.
