@@ -176,7 +176,7 @@ def test_quiescence_takes_a_settling_bound_from_the_table() -> None:
                                            (core.LOWER, 400, (-1000, 500), False),
                                            (core.UPPER, -600, (-500, 1000), True),
                                            (core.UPPER, -400, (-500, 1000), False)):
-        core.tt_store(tree, key, 0, bound, stored, 0)
+        core.tt_store(tree, key, 0, bound, stored, 0, core.NO_STATIC)
         assert qsearch(*window) == ((stored, 1) if settled else (plain, nodes)), (bound, stored)
 
 
@@ -200,9 +200,9 @@ def test_quiescence_keeps_its_result_in_the_table() -> None:
         return int(value), int(tree.counters[core.NODES])
 
     def entry() -> tuple[int, int, int]:
-        slot = core.tt_probe(tree, key)
-        assert slot >= 0
-        return tuple(int(x) for x in tree.tt_data[slot, :3])
+        stored = searcher.tt.get(int(key))
+        assert stored is not None
+        return stored[:3]
 
     searcher.clear()
     plain, nodes = qsearch(-1000, 1000)
@@ -216,7 +216,7 @@ def test_quiescence_keeps_its_result_in_the_table() -> None:
     assert qsearch(-1000, 1000) == (plain, nodes)  # the quiet checks are searched after all
 
     searcher.clear()
-    core.tt_store(tree, key, 5, core.LOWER, plain - 300, 0)
+    core.tt_store(tree, key, 5, core.LOWER, plain - 300, 0, core.NO_STATIC)
     assert qsearch(-1000, 1000) == (plain, nodes)  # the bound does not settle the window
     assert entry() == (5, core.LOWER, plain - 300)
 
@@ -259,7 +259,7 @@ def test_transposition_table_respects_its_size() -> None:
 
     tt = TranspositionTable(1)
     assert tt.size * TranspositionTable.ENTRY_BYTES <= 1 << 20
-    assert tt.keys.nbytes + tt.data.nbytes == tt.size * TranspositionTable.ENTRY_BYTES
+    assert tt.table.nbytes == tt.size * TranspositionTable.ENTRY_BYTES
     searcher = Searcher(hash_mb=1)
     searcher.search(chess.Board("8/5pk1/6p1/8/3R4/6P1/5PK1/4r3 w - - 0 1"), Limits(depth=1))
     rng = random.Random(1)
@@ -267,7 +267,7 @@ def test_transposition_table_respects_its_size() -> None:
     for _ in range(4 * tt.size):
         key = rng.getrandbits(64)
         depth, score, move = rng.randrange(1, 30), rng.randrange(-30000, 30000), rng.getrandbits(15)
-        core.tt_store(searcher._tree, np.uint64(key), depth, 0, score, move)
+        core.tt_store(searcher._tree, np.uint64(key), depth, 0, score, move, core.NO_STATIC)
         stored[key] = (depth, 0, score, move)
     tt = searcher.tt
     found = [key for key in stored if tt.get(key) is not None]

@@ -235,20 +235,22 @@ class Searcher:
     def _shared_arrays(self) -> tuple[np.ndarray, ...]:
         """The arrays the tree shares with the searcher: the TT, the history, the weights, the pawn
         table and the WDL cache."""
-        return (self.tt.keys, self.tt.data, self._history, self.evaluator.vector, *self._pawn_table,
+        return (self.tt.table, self._history, self.evaluator.vector, *self._pawn_table,
                 *self._wdl_cache)
 
     def _build_tree(self) -> core.Tree:
         self._tree_shares = self._shared_arrays()
-        return core.new_tree(self.position.arrays(), self.tt.keys, self.tt.data, self._history,
+        return core.new_tree(self.position.arrays(), self.tt.table, self._history,
                              self.evaluator.vector, self._pawn_table, self._wdl_cache)
 
     def _new_search_tree(self) -> core.Tree:
         """The tree, ready for a new search: built once, again only when an array it shares was replaced
         (Hash resized, another prober's WDL cache, new weights). Its evaluation cache is kept (it
-        holds for the same weights)."""
+        holds for the same weights); new weights also empty the TT, whose entries keep static evaluations."""
         tree = self._tree
         if tree is None or any(a is not b for a, b in zip(self._shared_arrays(), self._tree_shares, strict=True)):
+            if self._tree_shares and self._tree_shares[2] is not self.evaluator.vector:
+                self.tt.clear()
             tree = self._tree = self._build_tree()
         for array in (tree.counters, tree.killers, tree.pv_length, tree.partial_pv):
             array[:] = 0

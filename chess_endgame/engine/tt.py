@@ -1,54 +1,55 @@
-"""The transposition table: numpy arrays the compiled tree reads and writes without the GIL, one entry a slot,
-checked by key."""
+"""The transposition table: one numpy array the compiled tree reads and writes without the GIL (and, with
+``Threads`` above 1, from several threads at once, without a lock); its entries are
+:mod:`chess_endgame.engine.core.transposition`'s."""
 
 from __future__ import annotations
 
 import numpy as np
 
+from chess_endgame.engine.core import transposition as entries
+
 
 class TranspositionTable:
-    """Slots derived from a size in MB; depth-preferred replacement with ageing.
+    """Buckets of two entries, sized from megabytes; depth-preferred replacement with ageing.
 
-    Two numpy arrays the compiled search reads and writes: ``keys`` (the 64-bit Zobrist key of
-    each slot) and ``data`` (depth, bound, score, move code, age; age -1 marks an empty slot).
+    ``table`` is the ``uint64[buckets, 4]`` array the compiled search works in; ``size`` counts entries
+    (two a bucket); ``age`` (0..127) tells this search's entries from older ones.
     """
 
-    #: Bytes per slot: an 8-byte key and five 4-byte fields.
-    ENTRY_BYTES = 28
+    #: Bytes per entry: the key XOR the data, and the data (two 64-bit words).
+    ENTRY_BYTES = 16
 
     def __init__(self, size_mb: int = 16) -> None:
         self.resize(size_mb)
 
     @classmethod
     def slots_for(cls, size_mb: int) -> int:
-        """Slots of a table of ``size_mb`` MB (a power of two, at least 1024)."""
+        """Entries of a table of ``size_mb`` MB (a power of two, at least 1024)."""
         slots = max(1024, size_mb * (1 << 20) // cls.ENTRY_BYTES)
         return 1 << (slots.bit_length() - 1)
 
     def resize(self, size_mb: int) -> None:
         self.size = self.slots_for(size_mb)
-        self.keys = np.zeros(self.size, dtype=np.uint64)
-        self.data = np.zeros((self.size, 5), dtype=np.int32)
+        self.table = entries.new_table(self.size * 2 // entries.BUCKET_WORDS)
         self.clear()
 
     def clear(self) -> None:
-        self.keys[:] = 0
-        self.data[:] = 0
-        self.data[:, 4] = -1
+        self.table[:] = 0
         self.age = 0
 
     def new_search(self) -> None:
-        self.age = (self.age + 1) & 255
+        self.age = (self.age + 1) & entries.AGE_MASK
 
     def get(self, key: int) -> tuple[int, int, int, int] | None:
         """(depth, bound, score, move) stored for ``key``, or None."""
-        index = key & (self.size - 1)
-        if self.data[index, 4] < 0 or int(self.keys[index]) != key:
+        data = np.uint64(entries.probe(self.table, np.uint64(key)))
+        if not data:
             return None
-        depth, bound, score, move, _ = (int(v) for v in self.data[index])
-        return depth, bound, score, move
+        return (int(entries.depth_of(data)), int(entries.bound_of(data)), int(entries.score_of(data)),
+                int(entries.move_of(data)))
 
     def hashfull(self) -> int:
-        """Permille of the first 1000 slots used by the current search (UCI ``hashfull``)."""
-        sample = self.data[:1000, 4]
-        return int(np.count_nonzero(sample == self.age)) * 1000 // len(sample)
+        """Permille of the first 1000 entries used by the current search (UCI ``hashfull``)."""
+        sample = self.table[:500, 1::2].ravel()
+        used = (sample != 0) & ((sample >> np.uint64(entries.AGE_SHIFT)).astype(np.int64) == self.age)
+        return int(np.count_nonzero(used)) * 1000 // len(sample)

@@ -60,6 +60,19 @@ from chess_endgame.engine.core.position import (
     unmake,
     unmake_null,
 )
+from chess_endgame.engine.core.transposition import (
+    EXACT,
+    LOWER,
+    NO_STATIC,
+    UPPER,
+    bound_of,
+    depth_of,
+    move_of,
+    score_of,
+    static_of,
+)
+from chess_endgame.engine.core.transposition import probe as tt_probe
+from chess_endgame.engine.core.transposition import store as _store
 
 MATE = 32000
 MATE_BOUND = MATE - 1000     # |score| above this is a mate
@@ -69,7 +82,6 @@ INF = MATE + 1
 MAX_PLY = 128
 MAX_MOVES = 256
 
-EXACT, LOWER, UPPER = 0, 1, 2
 #: The flags passed to search() and qsearch(), and the root's first ply: numpy ints, which numba
 #: types as int64, where a literal 0 or 1 would make it compile (and fail to cache) one version of
 #: the recursive functions per literal.
@@ -102,7 +114,7 @@ NODES, NEXT_CHECK, STOPPED, SELDEPTH, TBHITS, ROOT_DEPTH, TB_PIECES, PROBE_DEPTH
     PARTIAL_MOVE, PARTIAL_SCORE, MULTIPV_LINE, DRAW_WHITE = range(14)
 
 #: The arrays of a search (see :func:`new_tree`), in the order :class:`Tree` takes them.
-TREE_FIELDS = ("bb", "mailbox", "state", "keys", "undo", "counters", "tt_keys", "tt_data", "moves", "scores",
+TREE_FIELDS = ("bb", "mailbox", "state", "keys", "undo", "counters", "tt", "moves", "scores",
                "kinds", "killers", "history", "pv", "pv_length", "partial_pv", "weights", "features", "pawn_keys",
                "pawn_values", "eval_keys", "eval_values", "gains", "wdl_keys", "wdl_values", "tb_materials",
                "statics")
@@ -143,26 +155,14 @@ PROBE_FUNCTION = ctypes.CFUNCTYPE(ctypes.c_int64, ctypes.c_void_p, ctypes.c_void
 CHECK_FUNCTION = ctypes.CFUNCTYPE(ctypes.c_int64, ctypes.c_int64)
 
 
-# -- transposition table -------------------------------------------------------------------
-# tt_keys[i]: the full 64-bit key; tt_data[i]: depth, bound, score, move, age.
+# -- transposition table (entries: see .transposition) ----------------------------------------
 
 
 @njit
-def tt_probe(t, key):
-    """Slot of ``key`` in the table, or -1."""
-    index = key & U64(t.tt_keys.shape[0] - 1)
-    return np.int64(index) if t.tt_keys[index] == key and t.tt_data[index, 4] >= 0 else -1
-
-
-@njit
-def tt_store(t, key, depth, bound, score, move):
-    """Depth-preferred replacement; entries of older searches are always replaced."""
-    index = key & U64(t.tt_keys.shape[0] - 1)
-    data, age = t.tt_data, t.counters[AGE]
-    if data[index, 4] < 0 or t.tt_keys[index] == key or data[index, 4] != age or depth >= data[index, 0]:
-        t.tt_keys[index] = key
-        data[index, 0], data[index, 1], data[index, 2], data[index, 3], data[index, 4] = \
-            depth, bound, score, move, age
+def tt_store(t, key, depth, bound, score, move, static):
+    """Store a node's result in the TT under this search's age (``static``: its static evaluation, or
+    :data:`NO_STATIC`)."""
+    _store(t.tt, key, t.counters[AGE], depth, bound, score, move, static)
 
 
 @njit
@@ -254,6 +254,16 @@ def _static(t):
     t.eval_keys[slot] = key
     t.eval_values[slot] = value
     return value
+
+
+@njit
+def _static_of(t, entry):
+    """The static evaluation of the current position: the one its TT ``entry`` keeps, else computed."""
+    if entry:
+        static = static_of(entry)
+        if static != NO_STATIC:
+            return static
+    return _static(t)
 
 
 @njit
@@ -435,14 +445,14 @@ def search(t, depth, alpha, beta, ply, pv_node, null_ok, check, known, probe, ch
         return alpha
 
     key = t.keys[state[PLY]]
-    slot = tt_probe(t, key)
+    entry = tt_probe(t.tt, key)
     tt_move = 0
-    if slot >= 0:
-        tt_move = t.tt_data[slot, 3]
+    if entry:
+        tt_move = move_of(entry)
         # No cutoff near the 50-move limit, where the stored line may no longer hold.
-        if not pv_node and t.tt_data[slot, 0] >= depth and state[HALFMOVE] < 90:
-            score = from_tt(t.tt_data[slot, 2], ply, state[HALFMOVE])
-            bound = t.tt_data[slot, 1]
+        if not pv_node and depth_of(entry) >= depth and state[HALFMOVE] < 90:
+            score = from_tt(score_of(entry), ply, state[HALFMOVE])
+            bound = bound_of(entry)
             if bound == EXACT or (bound == LOWER and score >= beta) or (bound == UPPER and score <= alpha):
                 return score
 
@@ -463,7 +473,7 @@ def search(t, depth, alpha, beta, ply, pv_node, null_ok, check, known, probe, ch
                 else:
                     value, bound = draw_score(t) + wdl, EXACT  # a draw; a cursed win / blessed loss: +-1
                 if bound == EXACT or (bound == LOWER and value >= beta) or (bound == UPPER and value <= alpha):
-                    tt_store(t, key, min(depth + 6, MAX_PLY), bound, to_tt(value, ply), 0)
+                    tt_store(t, key, min(depth + 6, MAX_PLY), bound, to_tt(value, ply), 0, NO_STATIC)
                     return value
                 if pv_node:
                     if bound == LOWER:
@@ -478,7 +488,7 @@ def search(t, depth, alpha, beta, ply, pv_node, null_ok, check, known, probe, ch
     static = -INF
     improving = 1
     if not check:
-        static = _static(t)
+        static = _static_of(t, entry)
         # Improving: the side to move stands better than two plies ago (or was in check then).
         if ply >= 2 and t.statics[ply - 2] > -INF:
             improving = 1 if static > t.statics[ply - 2] else 0
@@ -587,7 +597,7 @@ def search(t, depth, alpha, beta, ply, pv_node, null_ok, check, known, probe, ch
     if best > max_value:
         best = max_value
     bound = LOWER if best >= beta else (EXACT if best > original_alpha else UPPER)
-    tt_store(t, key, depth, bound, to_tt(best, ply), best_move)
+    tt_store(t, key, depth, bound, to_tt(best, ply), best_move, NO_STATIC if check else static)
     return best
 
 
@@ -664,22 +674,23 @@ def qsearch(t, alpha, beta, ply, first, check, known, check_fn):
     # A stored result of the main search (depth >= 1) or of quiescence (0 at its first ply, with quiet
     # checks; -1 deeper) at least as deep as this one: its bound may settle the node.
     key = t.keys[state[PLY]]
-    slot = tt_probe(t, key)
-    if slot >= 0 and state[HALFMOVE] < 90 and (not first or t.tt_data[slot, 0] >= 0):
-        score = from_tt(t.tt_data[slot, 2], ply, state[HALFMOVE])
-        bound = t.tt_data[slot, 1]
+    entry = tt_probe(t.tt, key)
+    if entry and state[HALFMOVE] < 90 and (not first or depth_of(entry) >= 0):
+        score = from_tt(score_of(entry), ply, state[HALFMOVE])
+        bound = bound_of(entry)
         if bound == EXACT or (bound == LOWER and score >= beta) or (bound == UPPER and score <= alpha):
             return score
     if not known:
         check = checkers(bb, state)
     moves, scores = t.moves[ply], t.scores[ply]
+    static = NO_STATIC
     if check:
         best = -MATE + ply
         n = generate(bb, mailbox, state, check, moves, 0, False)
         if not n:
             return best
     else:
-        best = _static(t)
+        best = static = _static_of(t, entry)
         if best >= beta or ply >= MAX_PLY:
             return best
         n = _tactical(t, moves)
@@ -728,8 +739,8 @@ def qsearch(t, alpha, beta, ply, first, check, known, check_fn):
                     break
     bound = LOWER if best >= beta else (EXACT if best > original_alpha else UPPER)
     depth = 0 if first else -1
-    if slot < 0 or t.tt_data[slot, 0] <= depth:  # a deeper entry of this position stays
-        tt_store(t, key, depth, bound, to_tt(best, ply), 0)
+    if not entry or depth_of(entry) <= depth:  # a deeper entry of this position stays
+        tt_store(t, key, depth, bound, to_tt(best, ply), 0, static)
     return best
 
 
@@ -873,13 +884,13 @@ def new_wdl_cache(size: int = 1 << 16, tables: Iterable[str] | None = None) -> t
     return np.zeros(size, dtype=np.uint64), np.zeros(size, dtype=np.int64), materials
 
 
-def new_tree(position_arrays: tuple, tt_keys: np.ndarray, tt_data: np.ndarray, history: np.ndarray,
+def new_tree(position_arrays: tuple, tt: np.ndarray, history: np.ndarray,
              weights: np.ndarray, pawn_table: tuple, wdl_cache: tuple) -> Tree:
     """A :class:`Tree` over a position's arrays, a TT, a history table, the evaluation's weights and
     pawn table, and a WDL cache (:func:`new_wdl_cache`)."""
     bb, mailbox, state, keys, undo = position_arrays
     arrays = dict(bb=bb, mailbox=mailbox, state=state, keys=keys, undo=undo,
-                  counters=np.zeros(16, dtype=np.int64), tt_keys=tt_keys, tt_data=tt_data,
+                  counters=np.zeros(16, dtype=np.int64), tt=tt,
                   moves=np.zeros((MAX_PLY + 2, MAX_MOVES), dtype=np.int32),
                   scores=np.zeros((MAX_PLY + 2, MAX_MOVES), dtype=np.int64),
                   kinds=np.zeros((MAX_PLY + 2, MAX_MOVES), dtype=np.int8),
