@@ -1,4 +1,5 @@
-"""``chess-endgame bench probe|choose|convert|search|tree-probes|perft|startup``: benchmarks printing figures."""
+"""``chess-endgame bench probe|choose|convert|search|tree-probes|threads|perft|startup``: benchmarks printing
+figures."""
 
 from __future__ import annotations
 
@@ -17,6 +18,7 @@ from chess_endgame.bench.perft import PerftRow, bench_perft, warm_up
 from chess_endgame.bench.probe import REVIEW_PASSES, WORKLOADS, Rate, bench_probe
 from chess_endgame.bench.search import POSITIONS, TREE_PROBE_MATERIALS, SearchRow, bench_search, bench_tree_probes
 from chess_endgame.bench.startup import GO_DEPTH, GO_FEN, StartupRun, bench_startup, engine_command
+from chess_endgame.bench.threads import ThreadsRow, bench_threads, positions_for
 from chess_endgame.engine.timeman import RANKING_MS
 from chess_endgame.tablebase.paths import resolve_path
 
@@ -203,6 +205,49 @@ def tree_probes(syzygy_path: str | None, positions: int, depth: int, seed: int) 
     click.echo(f"{run.probes} probes from the tree, {run.calls} of them calls into Python (the rest from the "
                f"tree's WDL cache): {run.probe_seconds:.3f} s in the callback, {run.us_per_call:.1f} us a call, "
                f"{100 * run.probe_seconds / run.cpu_seconds:.1f}% of the search")
+
+
+@bench.command("threads")
+@click.option("--threads", default=2, show_default=True, type=click.IntRange(2, 64), metavar="N",
+              help="Threads of the second search of each position (the first has one).")
+@click.option("--movetime", default=2000, show_default=True, type=click.IntRange(10, None), metavar="MS",
+              help="Wall time of each search, in ms.")
+@click.option("--tables", is_flag=True,
+              help="Search random six-piece positions with probes inside the tree (needs the five-piece tables).")
+@click.option("--positions", default=8, show_default=True, type=click.IntRange(1, 1000),
+              help="With --tables: random six-piece positions searched.")
+@click.option("--seed", default=1, show_default=True, type=int, help=SEED_HELP)
+@syzygy_path_option
+@user_errors
+def threads(threads: int, movetime: int, tables: bool, positions: int, seed: int, syzygy_path: str | None) -> None:
+    """Nodes per second with N threads (Lazy SMP) against one, side by side: each position searched for the same
+    wall time with 1 thread, then N. Without --tables, the endgames of bench search, without tables; with it,
+    random six-piece positions probed in the tree, and how many probes called into Python from the main
+    thread and from the helpers (each call takes the GIL)."""
+    from chess_endgame.tablebase.prober import Prober
+
+    prober = Prober(_tables(syzygy_path)) if tables else None
+    rows: list[ThreadsRow] = []
+    stopped = False
+    with _bar(positions if tables else len(positions_for(None, 0, seed)), "threads", "pos") as bar:
+        try:
+            bench_threads(threads, movetime, prober=prober, count=positions, seed=seed,
+                          on_row=lambda row: (rows.append(row), bar.update(1)))
+        except KeyboardInterrupt:
+            stopped = True
+    probes = "  probe calls 1 / N (helpers)" if tables else ""
+    click.echo(f"{'position':<30}{'nodes/s 1':>12}{'nodes/s N':>12}{'ratio':>7}{'depth 1':>8}{'depth N':>8}{probes}")
+    for r in rows:
+        calls = (f"  {r.one.probe_calls} / {r.many.probe_calls} ({r.many.helper_probe_calls})" if tables else "")
+        click.echo(f"{r.name[:29]:<30}{r.one.nps:>12,.0f}{r.many.nps:>12,.0f}{r.ratio:>7.2f}{r.one.depth:>8}"
+                   f"{r.many.depth:>8}{calls}")
+    if stopped:
+        interrupted(f"{len(rows)} positions measured")
+    if rows:
+        one = sum(r.one.nodes for r in rows) / sum(r.one.seconds for r in rows)
+        many = sum(r.many.nodes for r in rows) / sum(r.many.seconds for r in rows)
+        click.echo(f"{'total':<30}{one:>12,.0f}{many:>12,.0f}{many / one:>7.2f}")
+    click.echo(f"N = {threads} threads, {movetime} ms a search (wall time); target: N = 2 on 2 free cores >= 1.7x")
 
 
 @bench.command("features")

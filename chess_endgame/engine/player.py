@@ -86,6 +86,8 @@ class PlayerOptions:
     """Knobs shared with UCI options of the same meaning (Stockfish's names in comments)."""
 
     hash_mb: int = 16                # Hash
+    #: Search threads: the main search and ``threads - 1`` helpers sharing its hash (Lazy SMP).
+    threads: int = 1                 # Threads
     probe_depth: int = 1             # SyzygyProbeDepth
     probe_limit: int = 7             # SyzygyProbeLimit
     rule50: bool = True              # Syzygy50MoveRule
@@ -125,7 +127,8 @@ class Player:
         self.prober.probe_limit = self.options.probe_limit
         self.searcher = Searcher(evaluator, prober=self.prober, hash_mb=self.options.hash_mb,
                                  probe_depth=self.options.probe_depth, rule50=self.options.rule50,
-                                 multipv=self.options.multipv, contempt=self.options.contempt)
+                                 multipv=self.options.multipv, contempt=self.options.contempt,
+                                 threads=self.options.threads)
         self._mate_searcher = Searcher(self.searcher.evaluator, hash_mb=4)
         #: A server speaking the Lichess tablebase API, asked at the root only (None: local tables only).
         self.remote: RemoteProber | None = None
@@ -159,6 +162,7 @@ class Player:
         if s.tt.size != TranspositionTable.slots_for(o.hash_mb):
             s.tt.resize(o.hash_mb)
         s.probe_depth, s.rule50, s.multipv, s.contempt = o.probe_depth, o.rule50, o.multipv, o.contempt
+        s.threads = o.threads
 
     def new_game(self) -> None:
         """Forget the hash and history tables (UCI ``ucinewgame``)."""

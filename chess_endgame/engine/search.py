@@ -48,6 +48,7 @@ from chess_endgame.engine.core.tree import (
 from chess_endgame.engine.evaluation import Evaluator
 from chess_endgame.engine.interrupt import sigint_deferred
 from chess_endgame.engine.result import Info, Limits, SearchResult, decode, encode, score_of
+from chess_endgame.engine.smp import Helper, NodeBudget
 from chess_endgame.engine.tt import TranspositionTable
 from chess_endgame.tablebase.prober import NotCoveredError, Prober
 
@@ -94,12 +95,13 @@ class Searcher:
     side to move at the root gives up by a draw in the tree: repetitions, the
     50-move rule, stalemate, dead positions and tablebase draws score
     ``-contempt`` for it and ``+contempt`` for its opponent, so against a weaker
-    opponent it plays on rather than trade into a dead draw.
+    opponent it plays on rather than trade into a dead draw. ``threads`` (Stockfish's Threads) above 1
+    adds ``threads - 1`` helper threads that search the same root and share the TT (:mod:`.smp`).
     """
 
     def __init__(self, evaluator: Evaluator | None = None, *, prober: Prober | None = None,
                  hash_mb: int = 16, probe_depth: int = 1, rule50: bool = True, multipv: int = 1,
-                 contempt: int = 0) -> None:
+                 contempt: int = 0, threads: int = 1) -> None:
         self.evaluator = evaluator or Evaluator()
         self.prober = prober
         self.tt = TranspositionTable(hash_mb)
@@ -107,6 +109,10 @@ class Searcher:
         self.rule50 = rule50
         self.multipv = multipv
         self.contempt = contempt
+        self.threads = threads
+        self._helpers: list[Helper] = []
+        self._active: list[Helper] = []  # the helpers of the current (or last) search
+        self._budget: NodeBudget | None = None
         #: The draw score for White of the last search (the TT holds scores made with it).
         self._draw_white = 0
         self._history = np.zeros((2, 4096), dtype=np.int64)
@@ -117,8 +123,8 @@ class Searcher:
         #: when the TT, the weights or a cache is replaced).
         self.position = Position()
         self.nodes = self.tbhits = self.seldepth = 0
-        #: Calls from the tree into the prober in the last search (the others hit the WDL cache), and
-        #: the seconds they took.
+        #: Calls from the trees (every thread's) into the prober in the last search (the others hit the WDL
+        #: cache), and the seconds they took.
         self.probe_calls = 0
         self.probe_seconds = 0.0
         #: Built at the first search: building it runs compiled code, which a UCI engine on a cold
@@ -134,6 +140,8 @@ class Searcher:
             array[:] = 0
         if self._tree is not None:
             self._tree.eval_keys[:] = 0
+        for helper in self._helpers:
+            helper.clear()
 
     # -- public --------------------------------------------------------------
 
@@ -183,6 +191,7 @@ class Searcher:
         result.best_move = decode(root_moves[0])
         self._root_scores = dict.fromkeys(root_moves, 0)
         previous = 0
+        self._start_helpers(board, root_moves)
         with self._ctrl_c_as_stop():
             try:
                 for depth in range(1, min(limits.depth or MAX_PLY, MAX_PLY) + 1):
@@ -218,6 +227,8 @@ class Searcher:
                     if not result.depth:  # no iteration complete: the partial one's score, as a bound
                         result.score = score_of(int(counters[core.PARTIAL_SCORE]))
                         result.bound = "lowerbound"
+            finally:
+                self._stop_helpers()
         if self._raised is not None:  # Ctrl-C between two compiled calls
             raise self._raised
         self._sync()
@@ -269,7 +280,7 @@ class Searcher:
             limits = self.limits
             if limits.stop.is_set():
                 return -1
-            if limits.nodes is not None and nodes >= limits.nodes:
+            if limits.nodes is not None and self._budget is None and nodes >= limits.nodes:
                 return -1
             now = time.monotonic()
             if limits.clock_deadline is not None and now >= limits.clock_deadline:
@@ -284,6 +295,8 @@ class Searcher:
             if elapsed > 0.001:
                 self._check_every = max(1, min(4096, int(nodes / elapsed / 4000)))
             wait = self._check_every
+            if self._budget is not None:
+                return self._budget.take(wait) or -1
             if limits.nodes is not None:
                 wait = min(wait, limits.nodes - nodes)
             return wait
@@ -295,36 +308,77 @@ class Searcher:
         """WDL + 2 of the tree's current position (0 = loss .. 4 = win), -1 when no table has it, -2 when
         the probe raised (kept for the caller of the compiled search)."""
         try:
-            started = time.perf_counter()
-            position = self.position
-            bb = [int(b) for b in position.bb]
-            board = chess.Board(None)
-            board.pawns, board.knights, board.bishops = bb[1] | bb[9], bb[2] | bb[10], bb[3] | bb[11]
-            board.rooks, board.queens, board.kings = bb[4] | bb[12], bb[5] | bb[13], bb[6] | bb[14]
-            board.occupied_co[chess.WHITE], board.occupied_co[chess.BLACK] = bb[8], bb[0]
-            board.occupied = bb[0] | bb[8]
-            state = position.state
-            board.turn = bool(state[core.TURN])
-            ep = int(state[core.EP])
-            board.ep_square = ep if ep >= 0 else None
-            board.halfmove_clock = int(state[core.HALFMOVE])
-            try:
-                return self.prober.probe_wdl(board) + 2  # type: ignore[union-attr]
-            except NotCoveredError:
-                return -1
-            finally:
-                self.probe_calls += 1
-                self.probe_seconds += time.perf_counter() - started
+            return self._probe_position(self.position)
         except BaseException as exc:  # noqa: BLE001 - the next check stops the search and raises it again
             self._raised = exc
             return -2
 
+    def _probe_position(self, position: Position) -> int:
+        """WDL + 2 of the position in ``position``'s arrays (any thread's tree), -1 when no table has it."""
+        started = time.perf_counter()
+        bb = [int(b) for b in position.bb]
+        board = chess.Board(None)
+        board.pawns, board.knights, board.bishops = bb[1] | bb[9], bb[2] | bb[10], bb[3] | bb[11]
+        board.rooks, board.queens, board.kings = bb[4] | bb[12], bb[5] | bb[13], bb[6] | bb[14]
+        board.occupied_co[chess.WHITE], board.occupied_co[chess.BLACK] = bb[8], bb[0]
+        board.occupied = bb[0] | bb[8]
+        state = position.state
+        board.turn = bool(state[core.TURN])
+        ep = int(state[core.EP])
+        board.ep_square = ep if ep >= 0 else None
+        board.halfmove_clock = int(state[core.HALFMOVE])
+        try:
+            return self.prober.probe_wdl(board) + 2  # type: ignore[union-attr]
+        except NotCoveredError:
+            return -1
+        finally:
+            self.probe_calls += 1
+            self.probe_seconds += time.perf_counter() - started
+
+    # -- helper threads (Threads > 1) --------------------------------------------------
+
+    @property
+    def helper_probe_calls(self) -> int:
+        """Of :attr:`probe_calls`, those the helper threads made in the last search."""
+        return sum(helper.probe_calls for helper in self._active)
+
+    def _start_helpers(self, board: chess.Board, root_moves: list[int]) -> None:
+        """Start ``threads - 1`` helpers on this root (none for a single move, or for a node limit under 1000
+        nodes a thread); with a node limit, all threads draw from one budget."""
+        limits = self.limits
+        self._budget = None
+        self._active = []
+        count = self.threads - 1
+        if count < 1 or len(root_moves) < 2 or (limits.nodes is not None and limits.nodes < 1000 * self.threads):
+            return
+        while len(self._helpers) < count:
+            self._helpers.append(Helper(len(self._helpers) + 1, self._probe_position))
+        del self._helpers[count:]
+        if limits.nodes is not None:
+            self._budget = NodeBudget(limits.nodes, self.threads)
+        self._active = self._helpers
+        for helper in self._active:
+            helper.start(board, self._tree, root_moves, self._budget)
+
+    def _stop_helpers(self) -> None:
+        """Stop the helpers of this search, wait for them, and count their nodes."""
+        for helper in self._active:
+            helper.stop()
+        for helper in self._active:
+            helper.join()
+        self._sync()
+        for helper in self._active:
+            if helper.raised is not None and self._raised is None:
+                self._raised = helper.raised
+
     # -- iterations ------------------------------------------------------------------
 
     def _sync(self) -> None:
+        """Take the search's progress from the trees: nodes and tbhits of every thread, the main thread's
+        seldepth."""
         counters = self._tree.counters
-        self.nodes = int(counters[core.NODES])
-        self.tbhits = int(counters[core.TBHITS])
+        self.nodes = int(counters[core.NODES]) + sum(helper.nodes for helper in self._active)
+        self.tbhits = int(counters[core.TBHITS]) + sum(helper.tbhits for helper in self._active)
         self.seldepth = int(counters[core.SELDEPTH])
 
     def _pv(self) -> list[int]:

@@ -246,6 +246,8 @@ class UciEngine:
             o.rule50 = bool(parsed)
         elif key == "contempt":
             o.contempt = int(parsed)  # type: ignore[arg-type]
+        elif key == "threads":
+            o.threads = int(parsed)  # type: ignore[arg-type]
         self.player.apply_options()
 
     def _load_tables(self, path: str) -> None:

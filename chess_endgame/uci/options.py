@@ -62,6 +62,7 @@ def options() -> list[chess.engine.Option]:
         return chess.engine.Option(name, kind, default, low, high, [])
 
     return [
+        option("Threads", "spin", 1, 1, 64),
         option("Hash", "spin", 16, 1, 1024),
         option("Clear Hash", "button", None),
         option("Ponder", "check", False),

@@ -271,16 +271,19 @@ def _probe_wdl(t, probe):
     """WDL + 2 of the current position (-1: not in the tables), from the cache or the prober.
 
     The cache (direct-mapped by Zobrist key, kept across searches) spares the call into Python,
-    which costs about a hundred times a node."""
+    which costs about a hundred times a node. The threads of a search share it without a lock: a slot
+    keeps the key XOR (value + 2), so a slot that another thread was writing half-way reads as a miss
+    (both words of a slot share the key's low bits, which the value never touches)."""
     key = t.keys[t.state[PLY]]
     slot = key & U64(t.wdl_keys.shape[0] - 1)
-    if t.wdl_keys[slot] == key and key:
-        return t.wdl_values[slot]
+    cached = t.wdl_values[slot]
+    if key and t.wdl_keys[slot] ^ U64(cached + 2) == key:
+        return cached
     wdl = probe(t.bb.ctypes.data, t.state.ctypes.data)
     if wdl < -1:
         return -1  # the call failed (the search is stopping): nothing to keep
-    t.wdl_keys[slot] = key
     t.wdl_values[slot] = wdl
+    t.wdl_keys[slot] = key ^ U64(wdl + 2)
     return wdl
 
 
