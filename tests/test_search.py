@@ -478,3 +478,32 @@ def test_probes_in_the_tree_convert_six_piece_wins_more_often(prober: Prober) ->
     without = sum(_converts(prober, b, False) for b in starts)
     assert with_probes >= 0.9 * len(starts)
     assert with_probes > without
+
+
+def test_the_singular_search_without_a_move_neither_stores_nor_mates() -> None:
+    """The singular extension searches a node without its TT move (``tree.excluded``): that search must not
+    store its result as the position's, and a node whose only move is the excluded one returns alpha (no
+    other move reaches the bound), not a mate or a stalemate."""
+    from chess_endgame.engine.core import tree as core
+    from chess_endgame.engine.core.position import PLY
+    from chess_endgame.engine.result import encode
+
+    def excluded_search(fen: str, move: str, alpha: int) -> tuple[int, Searcher, int]:
+        searcher = Searcher()
+        searcher.search(chess.Board(fen), Limits(depth=1))
+        tree = searcher._tree
+        searcher.tt.clear()
+        tree.counters[core.STOPPED] = 0
+        tree.counters[core.NEXT_CHECK] = 1 << 40
+        tree.excluded[0] = encode(chess.Move.from_uci(move))
+        value = core.search(tree, 4, alpha, alpha + 1, 0, core.NO, core.NO, np.uint64(0), core.NO,
+                            searcher._probe_callback, searcher._check_callback)
+        tree.excluded[0] = 0
+        return int(value), searcher, int(tree.keys[tree.state[PLY]])
+
+    value, searcher, key = excluded_search("8/5pk1/6p1/8/3R4/6P1/5PK1/4r3 w - - 0 1", "d4d7", -50)
+    assert searcher.tt.get(key) is None
+    only_move = "7k/8/8/8/8/8/6q1/7K w - - 0 1"  # Kxg2 is White's only move
+    assert [m.uci() for m in chess.Board(only_move).legal_moves] == ["h1g2"]
+    value, searcher, key = excluded_search(only_move, "h1g2", -50)
+    assert value == -50 and searcher.tt.get(key) is None

@@ -106,6 +106,9 @@ HISTORY_GOOD = 2000                      # quiet moves above this history are re
 HISTORY_MAX = 500_000
 HISTORY_BONUS_MAX = 1600                 # a cutoff moves history by depth^2, at most this
 PAWN_ENDING_EXTENSION = 2                # a capture that leaves only kings and pawns
+#: Singular extensions: from this depth, a TT move whose stored lower bound no other move reaches within
+#: SINGULAR_MARGIN x depth (searched to half the depth) is extended a ply.
+SINGULAR_DEPTH, SINGULAR_MARGIN = 7, 2
 
 #: ``counters`` indices: nodes, next check, stopped, seldepth, tbhits, root depth, table pieces,
 #: probe depth, rule50, TT age, the unfinished iteration's proved move and score, multipv line, and
@@ -117,7 +120,7 @@ NODES, NEXT_CHECK, STOPPED, SELDEPTH, TBHITS, ROOT_DEPTH, TB_PIECES, PROBE_DEPTH
 TREE_FIELDS = ("bb", "mailbox", "state", "keys", "undo", "counters", "tt", "moves", "scores",
                "kinds", "killers", "history", "pv", "pv_length", "partial_pv", "weights", "features", "pawn_keys",
                "pawn_values", "eval_keys", "eval_values", "gains", "wdl_keys", "wdl_values", "tb_materials",
-               "statics")
+               "statics", "excluded")
 
 if COMPILED:
     from numba.core import types
@@ -420,7 +423,8 @@ def _pick(moves, scores, kinds, ply, i, n):
 
 @njit
 def search(t, depth, alpha, beta, ply, pv_node, null_ok, check, known, probe, check_fn):
-    """Negamax value of the position at ``ply`` (``check``: its checkers when ``known``).
+    """Negamax value of the position at ``ply`` (``check``: its checkers when ``known``), without the move
+    ``t.excluded[ply]`` when that is set (the singular extension's search of the other moves).
 
     The flags ``pv_node``, ``null_ok`` and ``known`` are :data:`NO` or :data:`YES`."""
     if depth <= 0:
@@ -448,12 +452,13 @@ def search(t, depth, alpha, beta, ply, pv_node, null_ok, check, known, probe, ch
         return alpha
 
     key = t.keys[state[PLY]]
+    excluded = t.excluded[ply]
     entry = tt_probe(t.tt, key)
     tt_move = 0
     if entry:
         tt_move = move_of(entry)
         # No cutoff near the 50-move limit, where the stored line may no longer hold.
-        if not pv_node and depth_of(entry) >= depth and state[HALFMOVE] < 90:
+        if not pv_node and not excluded and depth_of(entry) >= depth and state[HALFMOVE] < 90:
             score = from_tt(score_of(entry), ply, state[HALFMOVE])
             bound = bound_of(entry)
             if bound == EXACT or (bound == LOWER and score >= beta) or (bound == UPPER and score <= alpha):
@@ -461,7 +466,7 @@ def search(t, depth, alpha, beta, ply, pv_node, null_ok, check, known, probe, ch
 
     max_value = INF
     best = -INF
-    if t.counters[TB_PIECES] and state[HALFMOVE] == 0 and not state[CASTLING]:
+    if t.counters[TB_PIECES] and state[HALFMOVE] == 0 and not state[CASTLING] and not excluded:
         pieces = popcount(bb[0] | bb[8])
         if pieces <= t.counters[TB_PIECES] and (depth >= t.counters[PROBE_DEPTH] or pieces < t.counters[TB_PIECES]):
             wdl = _probe_wdl(t, probe) if _table_exists(t) else -1
@@ -502,7 +507,7 @@ def search(t, depth, alpha, beta, ply, pv_node, null_ok, check, known, probe, ch
             if abs(stored) < TB_BOUND and (bound == EXACT or (bound == LOWER) == (stored > static)):
                 estimate = stored
     t.statics[ply] = static
-    if not check:
+    if not check and not excluded:
         if not pv_node and abs(beta) < TB_BOUND:
             # Reverse futility pruning (static null move): far above beta near the leaves, sooner
             # when the position is improving.
@@ -533,6 +538,28 @@ def search(t, depth, alpha, beta, ply, pv_node, null_ok, check, known, probe, ch
     if not tt_move and depth >= 4:
         depth -= 1
 
+    # Singular extension: the TT move, stored as at least tt_score, is extended when every other move,
+    # searched to half the depth, stays below tt_score - margin; when even that bound is at or above beta,
+    # several moves fail high (multi-cut: the node does); when only the TT move may, it is searched a ply less.
+    singular = 0
+    if depth >= SINGULAR_DEPTH and tt_move and not excluded and ply < 2 * t.counters[ROOT_DEPTH] \
+            and bound_of(entry) != UPPER and depth_of(entry) >= depth - 3:
+        tt_score = from_tt(score_of(entry), ply, state[HALFMOVE])
+        if abs(tt_score) < TB_BOUND:
+            singular_beta = tt_score - SINGULAR_MARGIN * depth
+            t.excluded[ply] = tt_move
+            value = search(t, (depth - 1) // 2, singular_beta - 1, singular_beta, ply, NO, NO, check, YES,
+                           probe, check_fn)
+            t.excluded[ply] = 0
+            if t.counters[STOPPED]:
+                return 0
+            if value < singular_beta:
+                singular = 1
+            elif singular_beta >= beta:
+                return singular_beta
+            elif tt_score >= beta:
+                singular = -1
+
     original_alpha = alpha
     best_move = 0
     leaf = depth <= 1
@@ -548,6 +575,8 @@ def search(t, depth, alpha, beta, ply, pv_node, null_ok, check, known, probe, ch
     for i in range(n):
         _pick(moves, scores, kinds, ply, i, n)
         move, kind = moves[ply, i], kinds[ply, i]
+        if move == excluded:
+            continue
         frm, to = move & 63, (move >> 6) & 63
         quiet = kind >= KILLER
         pawn_move = t.mailbox[frm] & 7 == PAWN_T
@@ -563,6 +592,8 @@ def search(t, depth, alpha, beta, ply, pv_node, null_ok, check, known, probe, ch
         extension = _extension(t, move, ply, us)
         if gives_check and not leaf:
             extension += _check_extension(t, move)
+        if singular and move == tt_move:
+            extension = max(extension, 1) if singular > 0 else (extension if extension else -1)
         new_depth = depth - 1 + extension
         if leaf and not extension:
             t.pv_length[ply + 1] = 0
@@ -602,11 +633,14 @@ def search(t, depth, alpha, beta, ply, pv_node, null_ok, check, known, probe, ch
                         _reward(t, move, ply, depth, us, i)
                     break
     if not searched:
+        if excluded:
+            return alpha  # the excluded move was the only one: no other reaches the singular bound
         return -MATE + ply if check else draw_score(t)
     if best > max_value:
         best = max_value
-    bound = LOWER if best >= beta else (EXACT if best > original_alpha else UPPER)
-    tt_store(t, key, depth, bound, to_tt(best, ply), best_move, NO_STATIC if check else static)
+    if not excluded:  # a search without one move is not this position's value
+        bound = LOWER if best >= beta else (EXACT if best > original_alpha else UPPER)
+        tt_store(t, key, depth, bound, to_tt(best, ply), best_move, NO_STATIC if check else static)
     return best
 
 
@@ -912,7 +946,8 @@ def new_tree(position_arrays: tuple, tt: np.ndarray, history: np.ndarray,
                   eval_keys=np.zeros(EVAL_CACHE_SIZE, dtype=np.uint64),
                   eval_values=np.zeros(EVAL_CACHE_SIZE, dtype=np.int64), gains=np.zeros(34, dtype=np.int64),
                   wdl_keys=wdl_cache[0], wdl_values=wdl_cache[1], tb_materials=wdl_cache[2],
-                  statics=np.zeros(MAX_PLY + 2, dtype=np.int64))
+                  statics=np.zeros(MAX_PLY + 2, dtype=np.int64),
+                  excluded=np.zeros(MAX_PLY + 2, dtype=np.int32))
     if not COMPILED:
         return Tree(**arrays)
     tree = _tree_struct(*(arrays[name] for name in TREE_FIELDS))
