@@ -184,27 +184,35 @@ def search(depth: int | None, movetime: int | None, repeat: int) -> None:
 
 @bench.command("tree-probes")
 @syzygy_path_option
+@click.option("--backend", type=click.Choice(["compiled", "python-chess"]), default="compiled", show_default=True,
+              help="The prober the tree probes: compiled (no call into Python) or python-chess (through a callback).")
 @click.option("--positions", default=20, show_default=True, type=click.IntRange(1, 10000),
               help="Random six-piece positions searched.")
 @click.option("--depth", default=8, show_default=True, type=click.IntRange(1, 64), metavar="PLIES",
               help="Depth of each search, in plies.")
 @click.option("--seed", default=1, show_default=True, type=int, help=SEED_HELP)
 @user_errors
-def tree_probes(syzygy_path: str | None, positions: int, depth: int, seed: int) -> None:
-    """What a tablebase probe from inside the compiled tree costs: the callback into Python builds a
-    python-chess board from the tree's arrays and asks the prober (WDL, after zeroing moves); results
-    are kept in the tree's WDL cache. The first search compiles and is not counted."""
+def tree_probes(syzygy_path: str | None, backend: str, positions: int, depth: int, seed: int) -> None:
+    """What a tablebase probe from inside the compiled tree costs (WDL, after zeroing moves; results are kept
+    in the tree's WDL cache). With the compiled prober the tree probes the tables itself, timed by the
+    processor's cycle counter; with python-chess a callback into Python builds a board from the tree's arrays
+    and asks it. The first search compiles and is not counted."""
     from chess_endgame.tablebase.prober import Prober
 
-    prober = Prober(_tables(syzygy_path))
+    prober = Prober(_tables(syzygy_path), backend=backend)
     with _bar(positions, "tree-probes", "pos") as bar:
         run = bench_tree_probes(prober, positions=positions, depth=depth, seed=seed,
                                 on_position=lambda: bar.update(1))
     click.echo(f"{run.positions} positions ({', '.join(TREE_PROBE_MATERIALS)}, seed {seed}) to depth {depth}: "
                f"{run.nodes} nodes in {run.cpu_seconds:.2f} CPU s ({run.nodes / run.cpu_seconds:,.0f} nodes/cpu-s)")
-    click.echo(f"{run.probes} probes from the tree, {run.calls} of them calls into Python (the rest from the "
-               f"tree's WDL cache): {run.probe_seconds:.3f} s in the callback, {run.us_per_call:.1f} us a call, "
-               f"{100 * run.probe_seconds / run.cpu_seconds:.1f}% of the search")
+    if backend == "compiled":
+        click.echo(f"{run.probes} probes from the tree, {run.compiled} of them by the compiled prober (the rest from "
+                   f"the tree's WDL cache), {run.calls} calls into Python: {run.compiled_seconds:.3f} s probing, "
+                   f"{run.us_per_compiled:.1f} us a probe, {100 * run.share:.1f}% of the search")
+    else:
+        click.echo(f"{run.probes} probes from the tree, {run.calls} of them calls into Python (the rest from the "
+                   f"tree's WDL cache): {run.probe_seconds:.3f} s in the callback, {run.us_per_call:.1f} us a call, "
+                   f"{100 * run.share:.1f}% of the search")
 
 
 @bench.command("threads")

@@ -1,4 +1,4 @@
-"""``chess-endgame tablebases info|verify|download``."""
+"""``chess-endgame tablebases info|verify|compare|download``."""
 
 from __future__ import annotations
 
@@ -146,6 +146,66 @@ def verify(path: str | None, checksum_files: tuple[str, ...], deep: bool, sample
         for problem in report.problems:
             click.echo(f"BAD {report.path}: {problem}")
     sys.exit(1 if bad else 0)
+
+
+@tablebases.command()
+@click.argument("path", required=False)
+@click.option("--positions", default=200, show_default=True, type=click.IntRange(0, 10**8),
+              help="Random positions per table (either side to move, half mirrored, plus en passant positions "
+                   "where both sides have pawns).")
+@click.option("--every", "every_pieces", type=click.IntRange(3, 4), default=None, metavar="PIECES",
+              help="Instead: every legal position of each table of PIECES pieces (3: about 2 million in all).")
+@click.option("--table", "only", multiple=True, metavar="NAME", help="Only this table (KRPvKR); repeatable.")
+@click.option("--seed", default=1, show_default=True, type=int, help="Seed of the random positions (same seed, "
+                                                                        "same positions).")
+@user_errors
+def compare(path: str | None, positions: int, every_pieces: int | None, only: tuple[str, ...], seed: int) -> None:
+    """Probe the same positions with the compiled prober and python-chess's reference prober: WDL and DTZ
+    must be equal. Prints each table's positions, mismatches and both probers' time; exits 1 on a mismatch.
+    Without PATH: every directory the commands read (the embedded set included)."""
+    import random
+
+    from chess_endgame.tablebase.compare import compare as run_compare
+    from chess_endgame.tablebase.compare import every_board, random_boards, tables_of
+    from chess_endgame.tablebase.prober import Prober
+
+    path = path or resolve_path(None)
+    probe = Prober(path)
+    names = tables_of(probe, every_pieces)
+    probe.close()
+    if only:
+        unknown = [n for n in only if n not in names]
+        if unknown:
+            fail(f"no table {', '.join(unknown)} (WDL and DTZ) in {path}")
+        names = [n for n in names if n in only]
+    if not names:
+        fail(f"no Syzygy tables{f' of {every_pieces} pieces' if every_pieces else ''} in {path}; {HOW_TO_GET_TABLES}")
+    rng = random.Random(seed)
+    boards = every_board if every_pieces else (lambda table: random_boards(table, positions, rng))
+    results = []
+    with tqdm(total=len(names), unit="table", desc="compare", file=sys.stderr, dynamic_ncols=True,
+              disable=None) as bar:
+        try:
+            run_compare(path, names, boards, on_table=lambda r: (results.append(r), bar.update(1)))
+        except KeyboardInterrupt:
+            pass
+    click.echo(f"{'table':<10}{'positions':>11}{'en passant':>12}{'mismatches':>12}{'python-chess s':>16}"
+               f"{'compiled s':>12}")
+    for r in results:
+        click.echo(f"{r.table:<10}{r.positions:>11}{r.en_passant:>12}{len(r.mismatches):>12}"
+                   f"{r.reference_seconds:>16.2f}{r.compiled_seconds:>12.2f}")
+    total = sum(r.positions for r in results)
+    wrong = [m for r in results for m in r.mismatches]
+    ref, ours = sum(r.reference_seconds for r in results), sum(r.compiled_seconds for r in results)
+    click.echo(f"{'total':<10}{total:>11}{sum(r.en_passant for r in results):>12}{len(wrong):>12}{ref:>16.2f}"
+               f"{ours:>12.2f}")
+    for fen, expected, found in wrong[:20]:
+        click.echo(f"MISMATCH {fen}: python-chess {expected}, compiled {found}")
+    if len(results) < len(names):
+        interrupted(f"{len(results)} of {len(names)} tables compared")
+    click.echo(f"{'every position' if every_pieces else f'{positions} random positions a table (seed {seed})'}: "
+               f"{'all equal' if not wrong else f'{len(wrong)} differ'}")
+    sys.exit(1 if wrong else 0)
 
 
 @tablebases.command()

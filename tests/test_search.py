@@ -393,12 +393,14 @@ def test_tablebase_probes_in_the_tree(prober: Prober) -> None:
     assert result.score.score() is not None and result.score.score() >= TB_BOUND
 
 
-def test_the_tree_asks_the_prober_only_about_materials_it_has_tables_for(prober: Prober) -> None:
-    """Knowing which WDL tables exist spares calls: python-chess searches the captures of a position
+@pytest.mark.parametrize("backend", ["python-chess", "compiled"])
+def test_the_tree_asks_the_prober_only_about_materials_it_has_tables_for(syzygy_path: str, backend: str) -> None:
+    """Knowing which WDL tables exist spares probes: a prober searches the captures of a position
     before it finds its table missing, and answers only when a capture wins outright, which the tree
     finds a ply later by itself. The search's answer stays the same."""
     from chess_endgame.engine.core import tree as core
 
+    prober = Prober(syzygy_path, backend=backend)
     require_tables(prober, "KRPvKR")
     board = chess.Board("8/8/8/4k3/R7/5PP1/6K1/r7 w - - 0 1")  # KRPPvKR: captures reach 5-piece tables
     missing = [name for name in chess.syzygy.tablenames(piece_count=5) if name not in prober.files.wdl]
@@ -411,7 +413,7 @@ def test_the_tree_asks_the_prober_only_about_materials_it_has_tables_for(prober:
         if not knows_tables:
             searcher._wdl_cache = core.new_wdl_cache()  # the tree asks about every material
         result = searcher.search(board, Limits(depth=9))
-        runs.append((result.best_move, result.score, searcher.probe_calls))
+        runs.append((result.best_move, result.score, searcher.probe_calls + searcher.compiled_probes))
     (move, score, calls), (move_asking_all, score_asking_all, calls_asking_all) = runs
     assert (move, score) == (move_asking_all, score_asking_all)
     assert 0 < calls < calls_asking_all / 2

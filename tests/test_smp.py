@@ -104,7 +104,7 @@ def test_one_thread_at_a_fixed_depth_is_deterministic() -> None:
 
 def test_a_half_written_wdl_cache_slot_reads_as_a_miss(prober: Prober) -> None:
     """Threads share the tree's WDL cache without a lock: a slot whose value does not match its key word is
-    asked of the prober again, never taken."""
+    probed again, never taken."""
     require_tables(prober, "KRPvKR")
     board = chess.Board("8/8/8/4k3/R7/5P2/6K1/r7 w - - 0 1")
     searcher = Searcher(prober=prober)
@@ -112,23 +112,34 @@ def test_a_half_written_wdl_cache_slot_reads_as_a_miss(prober: Prober) -> None:
     tree = searcher._tree
     key = tree.keys[tree.state[core.PLY]]
     slot = int(key & U64(tree.wdl_keys.shape[0] - 1))
-    searcher.probe_calls = 0
+
+    def probes() -> int:
+        return searcher.probe_calls + int(tree.counters[core.TB_CALLS])
+
     assert core._probe_wdl(tree, searcher._probe_callback) == prober.probe_wdl(board) + 2
-    calls = searcher.probe_calls
+    made = probes()
     assert core._probe_wdl(tree, searcher._probe_callback) == prober.probe_wdl(board) + 2
-    assert searcher.probe_calls == calls  # from the cache
+    assert probes() == made  # from the cache
     tree.wdl_values[slot] = (tree.wdl_values[slot] + 1) % 5  # another thread's value, this key's word
     assert core._probe_wdl(tree, searcher._probe_callback) == prober.probe_wdl(board) + 2
-    assert searcher.probe_calls == calls + 1
+    assert probes() == made + 1
 
 
-def test_helpers_probe_the_tables_and_the_result_holds(prober: Prober) -> None:
+@pytest.mark.parametrize("backend", ["compiled", "python-chess"])
+def test_helpers_probe_the_tables_and_the_result_holds(syzygy_path: str, backend: str) -> None:
+    """Helpers probe the tables from their own trees: the compiled prober without Python, python-chess's
+    through the callback (each such call takes the GIL, counted apart)."""
+    prober = Prober(syzygy_path, backend=backend)
     require_tables(prober, "KRPvKR", "KRvKR")
     board = chess.Board("8/8/8/4k3/R7/5PP1/6K1/r7 w - - 0 1")  # KRPPvKR: captures fall into the tables
     searcher = Searcher(prober=prober, threads=2)
     result = searcher.search(board, Limits(nodes=400_000))
     assert result.nodes == 400_000 and result.tbhits > 0
-    assert 0 < searcher.helper_probe_calls <= searcher.probe_calls
+    helper = searcher._active[0]
+    if backend == "compiled":
+        assert helper.tree.counters[core.TB_CALLS] > 0 and searcher.probe_calls == 0
+    else:
+        assert 0 < searcher.helper_probe_calls <= searcher.probe_calls
     single = Searcher(prober=prober).search(board, Limits(nodes=400_000))
     assert (result.score.score() or 0) > 0 and (single.score.score() or 0) > 0  # both see White ahead
 

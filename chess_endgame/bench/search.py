@@ -102,13 +102,24 @@ class TreeProbeRun:
     positions: int
     nodes: int
     probes: int        # tablebase hits in the tree
-    calls: int         # of them, calls into Python (the rest came from the tree's WDL cache)
+    calls: int         # of them, calls into Python (the rest from the WDL cache or the compiled prober)
     cpu_seconds: float
     probe_seconds: float  # wall time spent in the Python probe callback (board built from arrays + prober)
+    compiled: int = 0  # probes of the compiled prober, in the tree
+    compiled_seconds: float = 0.0  # their time (the processor's cycle counter)
 
     @property
     def us_per_call(self) -> float:
         return 1e6 * self.probe_seconds / self.calls if self.calls else float("nan")
+
+    @property
+    def us_per_compiled(self) -> float:
+        return 1e6 * self.compiled_seconds / self.compiled if self.compiled else float("nan")
+
+    @property
+    def share(self) -> float:
+        """The share of the search's time spent probing."""
+        return (self.probe_seconds + self.compiled_seconds) / self.cpu_seconds if self.cpu_seconds else float("nan")
 
 
 #: Six-piece materials whose captures fall into the shared five-piece tables.
@@ -138,6 +149,8 @@ def bench_tree_probes(prober, *, positions: int = 20, depth: int = 8, seed: int 
         run.probes += result.tbhits
         run.calls += searcher.probe_calls
         run.probe_seconds += searcher.probe_seconds
+        run.compiled += searcher.compiled_probes
+        run.compiled_seconds += searcher.compiled_probe_seconds
         if on_position:
             on_position()
     return run

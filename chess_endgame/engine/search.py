@@ -30,6 +30,7 @@ import chess.engine
 import numpy as np
 
 from chess_endgame.engine.core import tree as core
+from chess_endgame.engine.core.jit import cycles_per_second
 from chess_endgame.engine.core.pawns import new_pawn_table
 from chess_endgame.engine.core.position import Position
 from chess_endgame.engine.core.tree import (
@@ -123,10 +124,13 @@ class Searcher:
         #: when the TT, the weights or a cache is replaced).
         self.position = Position()
         self.nodes = self.tbhits = self.seldepth = 0
-        #: Calls from the trees (every thread's) into the prober in the last search (the others hit the WDL
-        #: cache), and the seconds they took.
+        #: Calls from the trees (every thread's) into the prober through Python in the last search (the others
+        #: hit the WDL cache or the compiled prober), and the seconds they took.
         self.probe_calls = 0
         self.probe_seconds = 0.0
+        #: Probes of the compiled prober made in the trees in the last search, and the seconds they took.
+        self.compiled_probes = 0
+        self.compiled_probe_seconds = 0.0
         #: Built at the first search: building it runs compiled code, which a UCI engine on a cold
         #: cache must not wait for before ``uciok``.
         self._tree: core.Tree | None = None
@@ -244,16 +248,17 @@ class Searcher:
         files = getattr(self.prober, "files", None)
         return core.new_wdl_cache(tables=files.wdl if files is not None else None)
 
-    def _shared_arrays(self) -> tuple[np.ndarray, ...]:
+    def _shared_arrays(self) -> tuple[object, ...]:
         """The arrays the tree shares with the searcher: the TT, the history, the weights, the pawn
-        table and the WDL cache."""
+        table, the WDL cache and the compiled prober's tables (None without them)."""
+        tables = getattr(self.prober, "compiled_tables", None) if self.prober is not None else None
         return (self.tt.table, self._history, self.evaluator.vector, *self._pawn_table,
-                *self._wdl_cache)
+                *self._wdl_cache, tables)
 
     def _build_tree(self) -> core.Tree:
         self._tree_shares = self._shared_arrays()
         return core.new_tree(self.position.arrays(), self.tt.table, self._history,
-                             self.evaluator.vector, self._pawn_table, self._wdl_cache)
+                             self.evaluator.vector, self._pawn_table, self._wdl_cache, self._tree_shares[-1])
 
     def _new_search_tree(self) -> core.Tree:
         """The tree, ready for a new search: built once, again only when an array it shares was replaced
@@ -378,8 +383,12 @@ class Searcher:
         """Take the search's progress from the trees: nodes and tbhits of every thread, the main thread's
         seldepth."""
         counters = self._tree.counters
-        self.nodes = int(counters[core.NODES]) + sum(helper.nodes for helper in self._active)
-        self.tbhits = int(counters[core.TBHITS]) + sum(helper.tbhits for helper in self._active)
+        trees = [self._tree] + [helper.tree for helper in self._active]
+        self.nodes = sum(int(tree.counters[core.NODES]) for tree in trees)
+        self.tbhits = sum(int(tree.counters[core.TBHITS]) for tree in trees)
+        self.compiled_probes = sum(int(tree.counters[core.TB_CALLS]) for tree in trees)
+        cycles = sum(int(tree.counters[core.TB_CYCLES]) for tree in trees)
+        self.compiled_probe_seconds = cycles / cycles_per_second() if cycles else 0.0
         self.seldepth = int(counters[core.SELDEPTH])
 
     def _pv(self) -> list[int]:

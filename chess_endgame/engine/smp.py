@@ -99,10 +99,10 @@ class Helper:
         """Search ``board``'s ``root_moves`` in a new thread, sharing ``main``'s TT, weights and WDL cache and
         taking its settings, until :meth:`stop` (or the ``budget`` is spent)."""
         self.position.load(board)
-        shares = (main.tt, main.weights, main.wdl_keys, main.wdl_values, main.tb_materials)
+        shares = (main.tt, main.weights, main.wdl_keys, main.wdl_values, main.tb_materials, main.tables)
         if self.tree is None or any(a is not b for a, b in zip(shares, self._shares, strict=True)):
             self.tree = core.new_tree(self.position.arrays(), main.tt, self.history, main.weights, self.pawn_table,
-                                      (main.wdl_keys, main.wdl_values, main.tb_materials))
+                                      (main.wdl_keys, main.wdl_values, main.tb_materials), main.tables)
             self._shares = shares
         tree = self.tree
         for array in (tree.counters, tree.killers, tree.pv_length, tree.partial_pv):

@@ -1,6 +1,8 @@
 """Syzygy tablebase prober: WDL/DTZ answers, reasons for "not covered", a cache.
 
-Wraps :mod:`chess.syzygy`. Every answer is from the point of view of the side
+Two back ends answer the same: the compiled prober (:mod:`chess_endgame.tablebase.compiled`, numba, the default
+where numba is installed) and python-chess's :mod:`chess.syzygy`, the reference implementation (``backend``).
+Every answer is from the point of view of the side
 to move and assumes the position was reached by a zeroing move (halfmove clock
 0), exactly like the tables themselves; the move chooser applies the real clock.
 
@@ -28,7 +30,9 @@ from typing import Protocol, TypeVar
 import chess
 import chess.syzygy
 
+from chess_endgame.engine.core.jit import COMPILED
 from chess_endgame.tablebase.cache import LRU
+from chess_endgame.tablebase.compiled import CompiledTables, CorruptTable
 from chess_endgame.tablebase.paths import HOW_TO_GET_TABLES, resolve_path, scan
 
 WDL_CATEGORIES = {2: "win", 1: "cursed win", 0: "draw", -1: "blessed loss", -2: "loss"}
@@ -91,15 +95,6 @@ class NotCoveredError(Exception):
         return self.answer.reason
 
 
-class _CorruptTable(Exception):
-    """Internal: a table file failed while being opened or probed."""
-
-    def __init__(self, path: str, problem: str) -> None:
-        super().__init__(f"{os.path.basename(path)}: {problem}")
-        self.path = path
-        self.problem = problem
-
-
 class _BrokenTable:
     """Stands in for a table that failed once, so it fails fast afterwards."""
 
@@ -110,10 +105,10 @@ class _BrokenTable:
         self.problem = problem
 
     def probe_wdl_table(self, board: chess.Board) -> int:
-        raise _CorruptTable(self.path, self.problem)
+        raise CorruptTable(self.path, self.problem)
 
     def probe_dtz_table(self, board: chess.Board, wdl: int) -> tuple[int, int]:
-        raise _CorruptTable(self.path, self.problem)
+        raise CorruptTable(self.path, self.problem)
 
     def close(self) -> None:
         pass
@@ -128,7 +123,7 @@ def _problem(exc: BaseException) -> str:
 
 
 class _GuardedTablebase(chess.syzygy.Tablebase):
-    """python-chess tablebase whose table accesses turn file errors into _CorruptTable, and whose
+    """python-chess tablebase whose table accesses turn file errors into CorruptTable, and whose
     close() cannot hang after Ctrl-C."""
 
     #: A read was cut short by KeyboardInterrupt (or another BaseException). python-chess counts each
@@ -137,10 +132,10 @@ class _GuardedTablebase(chess.syzygy.Tablebase):
     #: ``tablebases verify --deep`` not exiting after Ctrl-C).
     interrupted = False
 
-    def _guard(self, tables: dict, board: chess.Board, exc: Exception) -> _CorruptTable:
+    def _guard(self, tables: dict, board: chess.Board, exc: Exception) -> CorruptTable:
         table = tables.get(chess.syzygy.calc_key(board))
         if table is None or isinstance(table, _BrokenTable):
-            return _CorruptTable("?", _problem(exc))
+            return CorruptTable("?", _problem(exc))
         broken = _BrokenTable(table, _problem(exc))
         try:
             table.close()
@@ -151,12 +146,12 @@ class _GuardedTablebase(chess.syzygy.Tablebase):
         with self.lru_lock:
             if table in self.lru:
                 self.lru.remove(table)
-        return _CorruptTable(table.path, broken.problem)
+        return CorruptTable(table.path, broken.problem)
 
     def probe_wdl_table(self, board: chess.Board) -> int:
         try:
             return super().probe_wdl_table(board)
-        except (KeyError, _CorruptTable):
+        except (KeyError, CorruptTable):
             raise
         except Exception as exc:  # noqa: BLE001 - any failure inside a file is corruption
             raise self._guard(self.wdl, board, exc) from exc
@@ -167,7 +162,7 @@ class _GuardedTablebase(chess.syzygy.Tablebase):
     def probe_dtz_table(self, board: chess.Board, wdl: int) -> tuple[int, int]:
         try:
             return super().probe_dtz_table(board, wdl)
-        except (KeyError, _CorruptTable):
+        except (KeyError, CorruptTable):
             raise
         except Exception as exc:  # noqa: BLE001
             raise self._guard(self.dtz, board, exc) from exc
@@ -271,20 +266,29 @@ class Prober(ProberBase):
     answers :attr:`Reason.NO_TABLES`, except dead positions, which are draws).
     ``probe_limit`` caps the piece count probed (UCI ``SyzygyProbeLimit``).
     ``cache_size`` bounds each of the WDL and DTZ caches, in entries (about
-    0.5 KB each); 0 disables caching.
+    0.5 KB each); 0 disables caching. ``backend``: ``"compiled"`` (the default with numba) or
+    ``"python-chess"`` (the reference; the default without numba).
     """
 
     def __init__(self, path: str | Iterable[str] | None = None, *, probe_limit: int = 7,
-                 cache_size: int = 65536) -> None:
+                 cache_size: int = 65536, backend: str | None = None) -> None:
+        if backend not in (None, "compiled", "python-chess"):
+            raise ValueError(f"unknown prober backend {backend!r} (compiled or python-chess)")
         self.files = scan(path)
         self._largest = self.files.max_pieces
         self.probe_limit = probe_limit
         self.stats = ProbeStats()
         self._wdl_cache = LRU(cache_size)
         self._dtz_cache = LRU(cache_size)
-        self._tables = _GuardedTablebase(max_fds=128)
-        for table_path in list(self.files.wdl.values()) + list(self.files.dtz.values()):
-            self._tables.add_file(table_path)
+        paths = list(self.files.wdl.values()) + list(self.files.dtz.values())
+        self.backend = backend or ("compiled" if COMPILED else "python-chess")
+        self._tables: CompiledTables | _GuardedTablebase
+        if self.backend == "compiled":
+            self._tables = CompiledTables(paths)
+        else:
+            self._tables = _GuardedTablebase(max_fds=128)
+            for table_path in paths:
+                self._tables.add_file(table_path)
         #: Corrupt or unreadable files met so far: path -> what is wrong.
         self.corrupt: dict[str, str] = {}
 
@@ -297,6 +301,12 @@ class Prober(ProberBase):
 
     def summary(self) -> str:
         return self.files.summary()
+
+    @property
+    def compiled_tables(self) -> object | None:
+        """The compiled back end's tables (:class:`~chess_endgame.engine.core.tbprobe.Tables`), which the
+        search's tree probes directly; None with python-chess."""
+        return self._tables.tables if isinstance(self._tables, CompiledTables) else None
 
     def clear_cache(self) -> None:
         self._wdl_cache.clear()
@@ -328,7 +338,7 @@ class Prober(ProberBase):
         return board
 
     def _fail(self, exc: Exception) -> NotCoveredError:
-        if isinstance(exc, _CorruptTable):
+        if isinstance(exc, CorruptTable):
             self.corrupt[exc.path] = exc.problem
             name = os.path.splitext(os.path.basename(exc.path))[0]
             return NotCoveredError(NotCovered(
@@ -371,7 +381,7 @@ class Prober(ProberBase):
         """
         try:
             return self._tables.probe_dtz_table(self._check(board), 2)[1] >= 0
-        except (KeyError, _CorruptTable, NotCoveredError):
+        except (KeyError, CorruptTable, NotCoveredError):
             return True
 
     def _probe(self, board: chess.Board, cache: LRU, probe: Callable[[chess.Board], int], counter: str) -> int:
@@ -389,7 +399,7 @@ class Prober(ProberBase):
             setattr(stats, counter, getattr(stats, counter) + 1)
             try:
                 value = probe(probe_board)
-            except (KeyError, _CorruptTable) as exc:
+            except (KeyError, CorruptTable) as exc:
                 raise self._fail(exc) from None
         stats.tbhits += 1
         cache.put(key, value)

@@ -36,6 +36,7 @@ from chess_endgame.engine.core.bits import (
 )
 from chess_endgame.engine.core.features import SCRATCH_SIZE, evaluate
 from chess_endgame.engine.core.jit import COMPILED, njit
+from chess_endgame.engine.core.jit import cycles as _cycles
 from chess_endgame.engine.core.masks import PASSED_MASK
 from chess_endgame.engine.core.position import (
     BISHOP_T,
@@ -60,6 +61,7 @@ from chess_endgame.engine.core.position import (
     unmake,
     unmake_null,
 )
+from chess_endgame.engine.core.tbprobe import LEVELS, MATERIAL_SHIFT, Tables, material_key, no_tables, probe_wdl
 from chess_endgame.engine.core.transposition import (
     EXACT,
     LOWER,
@@ -82,10 +84,10 @@ INF = MATE + 1
 MAX_PLY = 128
 MAX_MOVES = 256
 
-#: The flags passed to search() and qsearch(), and the root's first ply: numpy ints, which numba
-#: types as int64, where a literal 0 or 1 would make it compile (and fail to cache) one version of
-#: the recursive functions per literal.
-NO, YES, FIRST_PLY = np.int64(0), np.int64(1), np.int64(1)
+#: The flags passed to search() and qsearch(), the root's first ply and a tablebase probe's first level:
+#: numpy ints, which numba types as int64, where a literal 0 or 1 would make it compile (and fail to cache)
+#: one version of the recursive functions per literal.
+NO, YES, FIRST_PLY, FIRST_LEVEL = np.int64(0), np.int64(1), np.int64(1), np.int64(0)
 #: What a move is, for ordering, pruning and reductions (moves from KILLER on are quiet).
 GOOD_CAPTURE, PROMOTION, BAD_CAPTURE, KILLER, QUIET = range(1, 6)
 PIECE_VALUE = np.array([0, 100, 320, 330, 500, 950, 20000], dtype=np.int64)
@@ -111,16 +113,17 @@ PAWN_ENDING_EXTENSION = 2                # a capture that leaves only kings and 
 SINGULAR_DEPTH, SINGULAR_MARGIN = 7, 2
 
 #: ``counters`` indices: nodes, next check, stopped, seldepth, tbhits, root depth, table pieces,
-#: probe depth, rule50, TT age, the unfinished iteration's proved move and score, multipv line, and
-#: the score of a draw for White to move (:func:`draw_score`).
+#: probe depth, rule50, TT age, the unfinished iteration's proved move and score, multipv line, the score of
+#: a draw for White to move (:func:`draw_score`), and the compiled tablebase probes made (the WDL cache
+#: did not answer) with the processor cycles they took.
 NODES, NEXT_CHECK, STOPPED, SELDEPTH, TBHITS, ROOT_DEPTH, TB_PIECES, PROBE_DEPTH, RULE50, AGE, \
-    PARTIAL_MOVE, PARTIAL_SCORE, MULTIPV_LINE, DRAW_WHITE = range(14)
+    PARTIAL_MOVE, PARTIAL_SCORE, MULTIPV_LINE, DRAW_WHITE, TB_CALLS, TB_CYCLES = range(16)
 
 #: The arrays of a search (see :func:`new_tree`), in the order :class:`Tree` takes them.
 TREE_FIELDS = ("bb", "mailbox", "state", "keys", "undo", "counters", "tt", "moves", "scores",
                "kinds", "killers", "history", "pv", "pv_length", "partial_pv", "weights", "features", "pawn_keys",
                "pawn_values", "eval_keys", "eval_values", "gains", "wdl_keys", "wdl_values", "tb_materials",
-               "statics", "excluded", "played", "refutations")
+               "statics", "excluded", "played", "refutations", "tables", "tb_moves", "tb_err")
 
 if COMPILED:
     from numba.core import types
@@ -146,10 +149,6 @@ if COMPILED:
 else:
     Tree = namedtuple("Tree", TREE_FIELDS)  # type: ignore[assignment,misc]
 
-#: Where the count of a colour's pieces of a kind (pawn to queen) sits in a :func:`material_key`: four
-#: bits each.
-MATERIAL_SHIFT = np.array([[4 * (5 * color + kind - 1) if PAWN_T <= kind <= QUEEN_T else 0 for kind in range(8)]
-                           for color in range(2)], dtype=np.int64)
 #: Slots of the evaluation cache (direct-mapped by Zobrist key, like the pawn table by pawns).
 EVAL_CACHE_SIZE = 1 << 16
 
@@ -271,10 +270,11 @@ def _static_of(t, entry):
 
 @njit
 def _probe_wdl(t, probe):
-    """WDL + 2 of the current position (-1: not in the tables), from the cache or the prober.
+    """WDL + 2 of the current position (-1: not in the tables), from the cache, the compiled prober or,
+    without compiled tables (python-chess, a remote server) or when they fail, the ``probe`` callback.
 
-    The cache (direct-mapped by Zobrist key, kept across searches) spares the call into Python,
-    which costs about a hundred times a node. The threads of a search share it without a lock: a slot
+    The cache (direct-mapped by Zobrist key, kept across searches) spares the probe, and a call into
+    Python costs about a hundred times a node. The threads of a search share it without a lock: a slot
     keeps the key XOR (value + 2), so a slot that another thread was writing half-way reads as a miss
     (both words of a slot share the key's low bits, which the value never touches)."""
     key = t.keys[t.state[PLY]]
@@ -282,22 +282,23 @@ def _probe_wdl(t, probe):
     cached = t.wdl_values[slot]
     if key and t.wdl_keys[slot] ^ U64(cached + 2) == key:
         return cached
-    wdl = probe(t.bb.ctypes.data, t.state.ctypes.data)
+    wdl = -2
+    if t.tables.info.shape[0]:
+        err = t.tb_err
+        err[0] = 0
+        started = _cycles()
+        value = probe_wdl(t.tables, t.bb, t.mailbox, t.state, t.keys, t.undo, t.tb_moves, FIRST_LEVEL, err)
+        t.counters[TB_CYCLES] += np.int64(_cycles() - started)
+        t.counters[TB_CALLS] += 1
+        if not err[0]:
+            wdl = value + 2
+    if wdl == -2:
+        wdl = probe(t.bb.ctypes.data, t.state.ctypes.data)
     if wdl < -1:
         return -1  # the call failed (the search is stopping): nothing to keep
     t.wdl_values[slot] = wdl
     t.wdl_keys[slot] = key ^ U64(wdl + 2)
     return wdl
-
-
-@njit
-def material_key(bb):
-    """The material on the board as one integer (counts placed by :data:`MATERIAL_SHIFT`)."""
-    key = ZERO
-    for color in range(2):
-        for kind in range(PAWN_T, KING_T):
-            key |= U64(popcount(bb[8 * color + kind])) << U64(MATERIAL_SHIFT[color, kind])
-    return key
 
 
 @njit
@@ -950,9 +951,10 @@ def new_wdl_cache(size: int = 1 << 16, tables: Iterable[str] | None = None) -> t
 
 
 def new_tree(position_arrays: tuple, tt: np.ndarray, history: np.ndarray,
-             weights: np.ndarray, pawn_table: tuple, wdl_cache: tuple) -> Tree:
+             weights: np.ndarray, pawn_table: tuple, wdl_cache: tuple, tables: Tables | None = None) -> Tree:
     """A :class:`Tree` over a position's arrays, a TT, a history table, the evaluation's weights and
-    pawn table, and a WDL cache (:func:`new_wdl_cache`)."""
+    pawn table, a WDL cache (:func:`new_wdl_cache`) and the compiled prober's tables (None: none, the tree
+    asks its probe callback)."""
     bb, mailbox, state, keys, undo = position_arrays
     arrays = dict(bb=bb, mailbox=mailbox, state=state, keys=keys, undo=undo,
                   counters=np.zeros(16, dtype=np.int64), tt=tt,
@@ -971,7 +973,9 @@ def new_tree(position_arrays: tuple, tt: np.ndarray, history: np.ndarray,
                   statics=np.zeros(MAX_PLY + 2, dtype=np.int64),
                   excluded=np.zeros(MAX_PLY + 2, dtype=np.int32),
                   played=np.zeros(MAX_PLY + 2, dtype=np.int32),
-                  refutations=np.zeros((16, 64), dtype=np.int32))
+                  refutations=np.zeros((16, 64), dtype=np.int32),
+                  tables=tables if tables is not None else no_tables(),
+                  tb_moves=np.zeros((LEVELS, MAX_MOVES), dtype=np.int32), tb_err=np.zeros(2, dtype=np.int64))
     if not COMPILED:
         return Tree(**arrays)
     tree = _tree_struct(*(arrays[name] for name in TREE_FIELDS))
