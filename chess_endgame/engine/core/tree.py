@@ -510,28 +510,22 @@ def search(t, depth, alpha, beta, ply, pv_node, null_ok, check, known, probe, ch
     # Pieces other than king and pawns for the side to move: without them zugzwang is the rule.
     pieces_us = bb[8 * us] & ~(bb[8 * us + PAWN_T] | bb[8 * us + KING_T])
     static = -INF
-    estimate = -INF  # the static evaluation, or the TT's score where its bound says that is closer to the truth
     improving = 1
     if not check:
-        static = estimate = _static_of(t, entry)
+        static = _static_of(t, entry)
         # Improving: the side to move stands better than two plies ago (or was in check then).
         if ply >= 2 and t.statics[ply - 2] > -INF:
             improving = 1 if static > t.statics[ply - 2] else 0
-        if entry:
-            stored = from_tt(score_of(entry), ply, state[HALFMOVE])
-            bound = bound_of(entry)
-            if abs(stored) < TB_BOUND and (bound == EXACT or (bound == LOWER) == (stored > static)):
-                estimate = stored
     t.statics[ply] = static
     if not check and not excluded:
         if not pv_node and abs(beta) < TB_BOUND:
             # Reverse futility pruning (static null move): far above beta near the leaves, sooner
             # when the position is improving.
-            if depth <= RFP_DEPTH and pieces_us and estimate - RFP_MARGIN * (depth - improving) >= beta:
-                return estimate
+            if depth <= RFP_DEPTH and pieces_us and static - RFP_MARGIN * (depth - improving) >= beta:
+                return static
             # Null-move pruning: let the opponent move twice; if that still fails high, so does this.
-            if null_ok and depth >= 3 and pieces_us and estimate >= beta:
-                reduction = 3 + depth // 4 + min(2, (estimate - beta) // 200)
+            if null_ok and depth >= 3 and pieces_us and static >= beta:
+                reduction = 3 + depth // 4 + min(2, (static - beta) // 200)
                 t.played[ply] = 0
                 make_null(bb, state, t.keys, t.undo)
                 score = -search(t, depth - 1 - reduction, -beta, -beta + 1, ply + 1, NO, NO, ZERO, NO,
@@ -583,7 +577,7 @@ def search(t, depth, alpha, beta, ply, pv_node, null_ok, check, known, probe, ch
     searched = 0
     quiets = 0
     futile = not pv_node and not check and depth <= FUTILITY_DEPTH and \
-        estimate + FUTILITY_MARGIN[min(depth, FUTILITY_DEPTH)] <= alpha and abs(alpha) < TB_BOUND
+        static + FUTILITY_MARGIN[min(depth, FUTILITY_DEPTH)] <= alpha and abs(alpha) < TB_BOUND
     late = LMP_COUNT[depth] if depth < LMP_COUNT.shape[0] and not pv_node and not check else MAX_MOVES
     lmr = LMR[min(depth, MAX_PLY)]
     n = generate(bb, t.mailbox, state, check, t.moves[ply], 0, False)
