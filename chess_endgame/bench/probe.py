@@ -45,8 +45,8 @@ class ProbeBench:
     replay_plies: int
     #: cache hit rates of the game's probes as played, and replayed REVIEW_PASSES times
     replay_hit_rates: list[float]
-    #: (workload, probes, raw python-chess rate, prober rate)
-    rows: list[tuple[str, Rate, Rate]]
+    #: (workload, raw python-chess rate, prober rate, the prober's batch rate or None)
+    rows: list[tuple[str, Rate, Rate, Rate | None]]
 
 
 def raw_tablebase(path: str) -> chess.syzygy.Tablebase:
@@ -90,7 +90,7 @@ def record_game(path: str, seed: int, plies: int = 120, nodes: int = 2000) -> tu
 
 
 def bench_probe(path: str, *, per_material: int = 300, seed: int = 1, repeat: int = 3, game_plies: int = 120,
-                on_row: Callable[[str, Rate, Rate], None] | None = None) -> ProbeBench:
+                on_row: Callable[[str, Rate, Rate, Rate | None], None] | None = None) -> ProbeBench:
     """Probes per second through the prober and through raw python-chess.
 
     Distinct positions: seeded random KQvKR, KRPvK, KRPvKR positions (every
@@ -98,8 +98,10 @@ def bench_probe(path: str, *, per_material: int = 300, seed: int = 1, repeat: in
     the requests made while the player plays a seeded game against the
     tablebase defender (positions repeat: the defender looks at the position
     the player is about to reach, the PV extension at the next moves),
-    replayed through a fresh cache. ``on_row`` sees each workload's rates as
-    soon as they are measured (there are :data:`WORKLOADS`).
+    replayed through a fresh cache. On distinct positions the prober's batch
+    (:meth:`Prober.probe_many`: one compiled call for all, no cache) is timed
+    too. ``on_row`` sees each workload's rates as soon as they are measured
+    (there are :data:`WORKLOADS`).
     """
     prober = Prober(path)
     missing = [m for m in PROBE_MATERIALS if m not in present(prober, PROBE_MATERIALS)]
@@ -131,8 +133,12 @@ def bench_probe(path: str, *, per_material: int = 300, seed: int = 1, repeat: in
         if not items:
             continue
         run_raw(kind, items)()  # warm-up: page the files in
-        raw_time, prober_time = best_times([run_raw(kind, items), run_prober(kind, items)], repeat)
-        rows.append((label, Rate(len(items), raw_time), Rate(len(items), prober_time)))
+        runs = [run_raw(kind, items), run_prober(kind, items)]
+        if label.endswith("distinct positions"):
+            runs.append(lambda: prober.probe_many(items, dtz=kind == "dtz"))  # noqa: B023 - run at once
+        times = best_times(runs, repeat)
+        batch = Rate(len(items), times[2]) if len(times) > 2 else None
+        rows.append((label, Rate(len(items), times[0]), Rate(len(items), times[1]), batch))
         if on_row:
             on_row(*rows[-1])
 

@@ -25,6 +25,8 @@ ENDGAME = "8/5k2/8/3p4/3P4/2K5/8/4R3 w - - 0 1"
 MIDDLEGAME = "r3k2r/Pppp1ppp/1b3nbN/nP6/BBP1P3/q4N2/Pp1P2PP/R2Q1RK1 w kq - 0 1"
 #: Five pieces, with a capture into the embedded 4-piece tables at once: the tree probes.
 PROBING = "8/8/3k4/8/4r3/2K1R3/5P2/8 w - - 0 1"
+#: Four pieces, an en passant capture possible: a probe of it runs every part of the compiled prober.
+TABLE_POSITION = "8/8/8/k2Pp3/8/8/8/4K3 w - e6 0 2"
 
 
 class Skipped(Exception):
@@ -56,9 +58,16 @@ def steps(syzygy_path: str | None = None) -> list[tuple[str, Callable[[], object
             raise Skipped("no tables")
         return search(PROBING, prober)()
 
+    def probes() -> object:
+        prober = Prober(resolve_path(syzygy_path), cache_size=0)
+        if prober.backend != "compiled" or not prober.available:
+            raise Skipped("no tables" if prober.available else "python-chess's prober: nothing to compile")
+        board = chess.Board(TABLE_POSITION)
+        return prober.probe_wdl(board), prober.probe_dtz(board), prober.probe_many([board]), prober.dtz_stored(board)
+
     return [("move generator (perft 2)", perft), ("evaluation features", evaluation),
             ("search, endgame, depth 3", search(ENDGAME)), ("search, middlegame, depth 3", search(MIDDLEGAME)),
-            ("search with tablebase probes, depth 3", probing)]
+            ("search with tablebase probes, depth 3", probing), ("tablebase probes (the compiled prober)", probes)]
 
 
 def warm(syzygy_path: str | None = None,

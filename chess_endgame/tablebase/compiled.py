@@ -23,7 +23,7 @@ import numpy as np
 
 from chess_endgame.engine.core import syzygy as fmt
 from chess_endgame.engine.core import tbprobe
-from chess_endgame.engine.core.position import STACK, STATE_SIZE
+from chess_endgame.engine.core.position import EP, FROM_NULL, HALFMOVE, STACK, STATE_SIZE, TURN
 from chess_endgame.engine.core.tbprobe import INFO_FIELDS, LEVELS, MATERIAL_SHIFT, Tables, new_data_list, new_tables
 
 WDL_MAGIC = b"\x71\xe8\x23\x5d"
@@ -288,6 +288,13 @@ def _layout(h: _Header, data: np.ndarray) -> None:
                 h.pairs[f, side] = h.pairs.get((f, 0), h.pairs.get((0, side), h.pairs[0, 0]))
 
 
+def bitboards_of(board: chess.Board) -> list[int]:
+    """The core's ``bb`` of ``board`` (index ``8 * colour + piece type``, colour 1 White) as 16 integers."""
+    black, white = board.occupied_co[chess.BLACK], board.occupied_co[chess.WHITE]
+    kinds = (board.pawns, board.knights, board.bishops, board.rooks, board.queens, board.kings)
+    return [black, *(k & black for k in kinds), 0, white, *(k & white for k in kinds), 0]
+
+
 def _key_map(entries: list[tuple[int, int]]) -> tuple[np.ndarray, np.ndarray]:
     size = 1 << max(4, (4 * len(entries)).bit_length())
     keys = np.zeros(size, dtype=np.uint64)
@@ -406,31 +413,24 @@ class CompiledTables:
             self._tables, self._headers = None, []
 
     def _load(self, board: chess.Board) -> _Scratch:
+        """This thread's scratch, holding ``board`` (bitboards and state; the mailbox is the probe's to fill)."""
         s = self._scratch
-        bb, mailbox, state = s.bb, s.mailbox, s.state
-        mailbox[:] = 0
-        bb[:] = 0
-        for square in chess.scan_forward(board.occupied):
-            piece = board.piece_type_at(square)
-            code = 8 * bool(board.occupied_co[chess.WHITE] & chess.BB_SQUARES[square]) + piece
-            mailbox[square] = code
-            bb[code] |= np.uint64(chess.BB_SQUARES[square])
-        bb[0], bb[8] = board.occupied_co[chess.BLACK], board.occupied_co[chess.WHITE]
+        s.bb[:] = bitboards_of(board)
+        state = s.state
         state[:] = 0
-        state[0] = int(board.turn)  # TURN
-        state[2] = -1 if board.ep_square is None else board.ep_square  # EP
-        state[3] = board.halfmove_clock  # HALFMOVE
-        state[5] = 1000  # FROM_NULL
-        s.err[:] = 0
-        if board.was_into_check():
+        state[TURN] = int(board.turn)
+        state[EP] = -1 if board.ep_square is None else board.ep_square
+        state[HALFMOVE] = board.halfmove_clock
+        state[FROM_NULL] = 1000
+        return s
+
+    def _raise(self, s: _Scratch, board: chess.Board) -> None:
+        code, detail = int(s.err[0]), int(s.err[1])
+        if code == tbprobe.INVALID_POSITION:
             # python-chess would capture the king, and miss the table of a material without it.
             white, black = chess.syzygy.calc_key(board).split("v")
             name = f"{white}v{black[1:]}" if board.turn == chess.WHITE else f"{white[1:]}v{black}"
             raise chess.syzygy.MissingTableError(f"did not find wdl table {name}")
-        return s
-
-    def _raise(self, s: _Scratch) -> None:
-        code, detail = int(s.err[0]), int(s.err[1])
         if code == tbprobe.CORRUPT_TABLE:
             header = self._headers[detail]
             raise CorruptTable(header.path, f"{header.problem or 'data not as its header says'} (unreadable or "
@@ -440,21 +440,35 @@ class CompiledTables:
 
     def probe_wdl(self, board: chess.Board) -> int:
         """WDL of the side to move, -2..2 (python-chess's ``probe_wdl``)."""
-        tables = self.tables
-        s = self._load(board)
-        value = tbprobe.probe_wdl(tables, s.bb, s.mailbox, s.state, s.keys, s.undo, s.moves, 0, s.err)
-        if s.err[0]:
-            self._raise(s)
-        return int(value)
+        return self._probe(board, False)
 
     def probe_dtz(self, board: chess.Board) -> int:
         """DTZ of the side to move in plies (python-chess's ``probe_dtz``)."""
+        return self._probe(board, True)
+
+    def _probe(self, board: chess.Board, dtz: bool) -> int:
         tables = self.tables
         s = self._load(board)
-        value = tbprobe.probe_dtz(tables, s.bb, s.mailbox, s.state, s.keys, s.undo, s.moves, 0, s.err)
+        value = tbprobe.probe_board(tables, s.bb, s.mailbox, s.state, s.keys, s.undo, s.moves, s.err, dtz)
         if s.err[0]:
-            self._raise(s)
+            self._raise(s, board)
         return int(value)
+
+    def probe_many(self, boards: list[chess.Board], dtz: bool = False) -> np.ndarray:
+        """WDL (or with ``dtz`` DTZ) of every board, in one compiled call; :data:`~.tbprobe.FAILED` where the
+        tables cannot answer (a missing or damaged table: probe that board alone for the reason)."""
+        tables = self.tables
+        s = self._scratch
+        bbs = np.array([bitboards_of(board) for board in boards], dtype=np.uint64).reshape(-1, 16)
+        states = np.zeros((len(boards), STATE_SIZE), dtype=np.int64)
+        for row, board in enumerate(boards):
+            states[row, TURN] = int(board.turn)
+            states[row, EP] = -1 if board.ep_square is None else board.ep_square
+            states[row, HALFMOVE] = board.halfmove_clock
+            states[row, FROM_NULL] = 1000
+        values = np.zeros(len(boards), dtype=np.int64)
+        tbprobe.probe_many(tables, bbs, states, values, dtz, s.mailbox, s.keys, s.undo, s.moves, s.err)
+        return values
 
     def probe_wdl_table(self, board: chess.Board) -> int:
         """The WDL table's own value, no capture or en passant searched (python-chess's ``probe_wdl_table``)."""
@@ -462,7 +476,7 @@ class CompiledTables:
         s = self._load(board)
         value = tbprobe.wdl_table(tables, s.bb, s.state[0], s.err)
         if s.err[0]:
-            self._raise(s)
+            self._raise(s, board)
         return int(value)
 
     def probe_dtz_table(self, board: chess.Board, wdl: int) -> tuple[int, int]:
@@ -471,5 +485,5 @@ class CompiledTables:
         s = self._load(board)
         value = tbprobe.dtz_table(tables, s.bb, s.state[0], wdl, s.err)
         if s.err[0]:
-            self._raise(s)
+            self._raise(s, board)
         return (int(value), 1) if value >= 0 else (0, -1)

@@ -10,8 +10,9 @@ The tables are a :class:`Tables` of arrays that :mod:`chess_endgame.tablebase.co
 headers; the board is the core's ``bb``, ``mailbox``, ``state``, ``keys`` and ``undo`` (:mod:`.position`),
 made and unmade in place and left as it was. ``moves`` is scratch: a row of moves for each level of the
 probe's own search, from row ``level`` on. A probe that cannot answer returns :data:`FAILED` and says why in
-``err``: ``err[0]`` one of :data:`MISSING_WDL`, :data:`MISSING_DTZ` (``err[1]`` the material's key) or
-:data:`CORRUPT_TABLE` (``err[1]`` the table's index).
+``err``: ``err[0]`` one of :data:`MISSING_WDL`, :data:`MISSING_DTZ` (``err[1]`` the material's key),
+:data:`CORRUPT_TABLE` (``err[1]`` the table's index) or, from :func:`probe_board`, :data:`INVALID_POSITION`
+(the side not to move is in check).
 """
 
 from __future__ import annotations
@@ -29,6 +30,7 @@ from chess_endgame.engine.core.position import (
     PAWN_T,
     QUEEN_T,
     TURN,
+    attackers,
     checkers,
     generate,
     make,
@@ -118,7 +120,7 @@ NUM, HAS_PAWNS, ENC_TYPE, LEADING, OTHER, SYMMETRIC, IS_DTZ, KEY, MAP_START, BRO
 INFO_FIELDS = 10
 #: What a probe returns when it cannot answer (see ``err``).
 FAILED = -(1 << 30)
-MISSING_WDL, MISSING_DTZ, CORRUPT_TABLE = 1, 2, 3
+MISSING_WDL, MISSING_DTZ, CORRUPT_TABLE, INVALID_POSITION = 1, 2, 3, 4
 #: Rows of probe scratch a probe may use from its ``level`` on.
 LEVELS = 24
 #: Where the count of a colour's pieces of a kind (pawn to queen) sits in a :func:`material_key`: four bits
@@ -131,6 +133,7 @@ _WDL_TO_DTZ = np.array([-1, -101, 0, 101, 1], dtype=np.int64)
 #: Window bounds passed to the recursive probes as numpy ints: numba types a literal 2 as its own type and
 #: compiles the recursion again for it, a version its cache cannot load back (a crash in the next process).
 _M2, _P1, _P2 = np.int64(-2), np.int64(1), np.int64(2)
+FIRST_LEVEL = np.int64(0)
 
 
 @njit
@@ -450,3 +453,37 @@ def _dtz_without_ep(tb, bb, mailbox, state, keys, undo, moves, level, err):
 def _mated(bb, mailbox, state, moves, level):
     check = checkers(bb, state)
     return check != ZERO and generate(bb, mailbox, state, check, moves[level], 0, False) == 0
+
+
+@njit
+def probe_board(tb, bb, mailbox, state, keys, undo, moves, err, dtz):
+    """:func:`probe_dtz` (``dtz``) or :func:`probe_wdl` of the position in ``bb`` and ``state``, its mailbox
+    filled from ``bb`` first: one call for a board coming from Python."""
+    for square in range(64):
+        mailbox[square] = 0
+    for code in range(1, 15):
+        if code == 7 or code == 8:
+            continue
+        bits = bb[code]
+        while bits:
+            mailbox[lsb(bits)] = code
+            bits &= bits - U64(1)
+    err[0] = 0
+    us = state[TURN]
+    if attackers(bb, lsb(bb[8 * (1 - us) + KING_T]), us, bb[0] | bb[8]):
+        err[0] = INVALID_POSITION
+        return FAILED
+    if dtz:
+        return probe_dtz(tb, bb, mailbox, state, keys, undo, moves, FIRST_LEVEL, err)
+    return probe_wdl(tb, bb, mailbox, state, keys, undo, moves, FIRST_LEVEL, err)
+
+
+@njit
+def probe_many(tb, bbs, states, values, dtz, mailbox, keys, undo, moves, err):
+    """:func:`probe_board` of every position ``i`` (``bbs[i]``, ``states[i]``) into ``values[i]``
+    (:data:`FAILED` where the tables cannot answer). Returns how many failed."""
+    failed = 0
+    for i in range(bbs.shape[0]):
+        values[i] = probe_board(tb, bbs[i], mailbox, states[i], keys, undo, moves, err, dtz)
+        failed += err[0] != 0
+    return failed
