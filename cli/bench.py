@@ -1,5 +1,5 @@
-"""``chess-endgame bench probe|choose|convert|search|tree-probes|threads|perft|startup``: benchmarks printing
-figures."""
+"""``chess-endgame bench probe|choose|convert|search|tree-probes|threads|serve|perft|startup``: benchmarks
+printing figures."""
 
 from __future__ import annotations
 
@@ -22,7 +22,7 @@ from chess_endgame.bench.threads import ThreadsRow, bench_threads, positions_for
 from chess_endgame.engine.timeman import RANKING_MS
 from chess_endgame.tablebase.paths import resolve_path
 
-from .common import fail, interrupted, syzygy_path_option, user_errors
+from .common import fail, interrupted, prober_option, syzygy_path_option, user_errors
 
 #: Help of every benchmark's --seed.
 SEED_HELP = "Seed of the random positions (same seed, same workload)."
@@ -194,15 +194,14 @@ def search(depth: int | None, movetime: int | None, repeat: int) -> None:
 
 @bench.command("tree-probes")
 @syzygy_path_option
-@click.option("--backend", type=click.Choice(["compiled", "python-chess"]), default="compiled", show_default=True,
-              help="The prober the tree probes: compiled (no call into Python) or python-chess (through a callback).")
+@prober_option
 @click.option("--positions", default=20, show_default=True, type=click.IntRange(1, 10000),
               help="Random six-piece positions searched.")
 @click.option("--depth", default=8, show_default=True, type=click.IntRange(1, 64), metavar="PLIES",
               help="Depth of each search, in plies.")
 @click.option("--seed", default=1, show_default=True, type=int, help=SEED_HELP)
 @user_errors
-def tree_probes(syzygy_path: str | None, backend: str, positions: int, depth: int, seed: int) -> None:
+def tree_probes(syzygy_path: str | None, backend: str | None, positions: int, depth: int, seed: int) -> None:
     """What a tablebase probe from inside the compiled tree costs (WDL, after zeroing moves; results are kept
     in the tree's WDL cache). With the compiled prober the tree probes the tables itself, timed by the
     processor's cycle counter; with python-chess a callback into Python builds a board from the tree's arrays
@@ -210,6 +209,7 @@ def tree_probes(syzygy_path: str | None, backend: str, positions: int, depth: in
     from chess_endgame.tablebase.prober import Prober
 
     prober = Prober(_tables(syzygy_path), backend=backend)
+    backend = prober.backend
     with _bar(positions, "tree-probes", "pos") as bar:
         run = bench_tree_probes(prober, positions=positions, depth=depth, seed=seed,
                                 on_position=lambda: bar.update(1))
@@ -266,6 +266,42 @@ def threads(threads: int, movetime: int, tables: bool, positions: int, seed: int
         many = sum(r.many.nodes for r in rows) / sum(r.many.seconds for r in rows)
         click.echo(f"{'total':<30}{one:>12,.0f}{many:>12,.0f}{many / one:>7.2f}")
     click.echo(f"N = {threads} threads, {movetime} ms a search (wall time); target: N = 2 on 2 free cores >= 1.7x")
+
+
+@bench.command("serve")
+@syzygy_path_option
+@click.option("--requests", default=400, show_default=True, type=click.IntRange(1, 100000),
+              help="Distinct positions requested of each server (one request each).")
+@click.option("--clients", default=16, show_default=True, type=click.IntRange(1, 1000),
+              help="Concurrent clients (connections), each sending its next request when answered.")
+@click.option("--seed", default=1, show_default=True, type=int, help=SEED_HELP)
+@user_errors
+def serve(syzygy_path: str | None, requests: int, clients: int, seed: int) -> None:
+    """Requests per second of chess-endgame serve's /standard on distinct 3-5-piece positions, with the compiled
+    prober and with python-chess's, side by side: a server process each, the same positions, concurrent
+    clients in this process."""
+    from chess_endgame.bench.serve import ServeRun, bench_serve
+
+    path = _tables(syzygy_path)
+    runs: list[ServeRun] = []
+    with _bar(2, "serve", "server") as bar:
+        try:
+            bench_serve(path, ["compiled", "python-chess"], requests=requests, clients=clients, seed=seed,
+                        on_run=lambda run: (runs.append(run), bar.update(1)))
+        except RuntimeError as exc:
+            fail(str(exc))
+        except KeyboardInterrupt:
+            pass
+    click.echo(f"/standard on {requests} distinct 3-5-piece positions (seed {seed}), {clients} concurrent clients; "
+               f"tables: {path}")
+    click.echo(f"{'prober':<14}{'requests/s':>12}{'p50 ms':>9}{'p99 ms':>9}{'failures':>10}")
+    for run in runs:
+        click.echo(f"{run.backend:<14}{run.per_second:>12.1f}{run.ms(50):>9.0f}{run.ms(99):>9.0f}"
+                   f"{len(run.failures):>10}")
+    if len(runs) == 2:
+        click.echo(f"compiled / python-chess: {runs[0].per_second / runs[1].per_second:.2f}x (target >= 3x)")
+    else:
+        interrupted(f"{len(runs)} of 2 servers measured")
 
 
 @bench.command("features")

@@ -310,7 +310,13 @@ def syzygy_path_option(func: F) -> F:
              "per-user directory); the embedded 3-4-piece tables answer for what they lack.")(func)
 
 
-def load_prober(syzygy_path: str | None, *, required: bool = False, **kwargs: int) -> Prober:
+def prober_option(func: F) -> F:
+    return click.option(
+        "--prober", "backend", type=click.Choice(["compiled", "python-chess"]), default=None,
+        help="The tablebase prober: compiled (the default with numba) or python-chess's (the reference).")(func)
+
+
+def load_prober(syzygy_path: str | None, *, required: bool = False, **kwargs: object) -> Prober:
     """A prober on the chosen path; warns about missing directories the user named.
 
     With ``required`` a path without any table is an error (exit 2) that says how
@@ -318,7 +324,7 @@ def load_prober(syzygy_path: str | None, *, required: bool = False, **kwargs: in
     """
     explicit = syzygy_path or os.environ.get("SYZYGY_PATH")
     path = resolve_path(syzygy_path)
-    prober = Prober(path, **kwargs)
+    prober = Prober(path, **kwargs)  # type: ignore[arg-type]
     if explicit:
         for directory, problem in prober.files.bad_directories.items():
             click.echo(f"chess-endgame: warning: Syzygy directory {directory}: {problem}", err=True)

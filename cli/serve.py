@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import click
 
-from .common import fail, load_prober, syzygy_path_option
+from .common import fail, load_prober, prober_option, syzygy_path_option
 
 
 @click.command()
@@ -21,8 +21,9 @@ from .common import fail, load_prober, syzygy_path_option
 @click.option("--max-searches", default=2, show_default=True, type=click.IntRange(1, 64), metavar="N",
               help="Searches at once, one thread each; more wait up to 10 seconds, then get 503.")
 @syzygy_path_option
+@prober_option
 def serve(host: str, port: int, request_timeout: float, search_ms: int, max_searches: int,
-          syzygy_path: str | None) -> None:
+          syzygy_path: str | None, backend: str | None) -> None:
     """Serve the Lichess tablebase API (/standard, /standard/mainline) and a web explorer (/) from the local tables.
 
     Moves are ranked by the chooser; /health reports readiness. Ctrl-C stops the server.
@@ -31,7 +32,7 @@ def serve(host: str, port: int, request_timeout: float, search_ms: int, max_sear
         from chess_endgame.serve.app import ServeConfig, Server, is_loopback, run
     except ImportError as exc:
         fail(f"serve needs aiohttp ({exc}): pip install 'chess-endgame[serve]'")
-    prober = load_prober(syzygy_path, required=True)
+    prober = load_prober(syzygy_path, required=True, backend=backend)
     config = ServeConfig(request_timeout=request_timeout, search_ms=search_ms, max_search_ms=5 * search_ms,
                          max_searches=max_searches)
     server = Server(prober, config)

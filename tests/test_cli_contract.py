@@ -245,7 +245,7 @@ def test_tune_output_to_stdout(syzygy_path: str) -> None:
 
 #: Words that give a number its unit in a help text (a seed or a TCP port is a number without one).
 UNIT_WORDS = ("ms", "milliseconds", "seconds", "MB", "plies", "nodes", "positions", "games", "runs", "processes",
-              "pieces", "seed", "share", "variance", "port", "threads")
+              "pieces", "seed", "share", "variance", "port", "threads", "clients")
 @pytest.mark.parametrize("path", [p for p, _ in COMMANDS], ids=[" ".join(p) for p, _ in COMMANDS])
 def test_every_option_has_help_with_its_unit(path: tuple[str, ...]) -> None:
     command = dict(COMMANDS)[path]
