@@ -37,6 +37,25 @@ def test_bench_commands_print_their_figures(five_pieces: str) -> None:
     assert code == 0 and "WDL, distinct positions" in out and "game replay" in out
 
 
+@pytest.mark.slow
+def test_bench_threads_tree_probes_and_serve_print_their_figures(five_pieces: str) -> None:
+    code, out, err = run("bench", "threads", "--movetime", "60")
+    assert code == 0, err
+    rows = [line for line in out.splitlines() if line.startswith("endgame")]
+    assert len(rows) == 8 and all(float(row.split()[-3]) > 0 for row in rows)  # the ratio column
+    assert out.splitlines()[-2].startswith("total") and "N = 2 threads, 60 ms" in out
+    for prober in ("compiled", "python-chess"):
+        code, out, err = run("bench", "tree-probes", "--positions", "2", "--depth", "4", "--prober", prober)
+        assert code == 0, err
+        assert ("by the compiled prober" in out) == (prober == "compiled") and "% of the search" in out
+    code, out, err = run("bench", "serve", "--requests", "12", "--clients", "3")
+    assert code == 0, err
+    lines = out.splitlines()
+    assert lines[2].split()[0] == "compiled" and lines[3].split()[0] == "python-chess"
+    assert all(line.split()[-1] == "0" for line in lines[2:4])  # no failures
+    assert lines[-1].startswith("compiled / python-chess: ")
+
+
 def test_bench_search_prints_only_what_it_measured() -> None:
     code, out, err = run("bench", "search", "--depth", "2", "--repeat", "1")
     assert code == 0, err
