@@ -16,6 +16,7 @@ from .common import (
     load_remote,
     position_arguments,
     position_from,
+    prober_option,
     remote_tablebase_option,
     syzygy_path_option,
 )
@@ -82,9 +83,10 @@ def not_covered_message(answer: NotCovered) -> str:
 @click.option("--no-50-move-rule", "no_rule50", is_flag=True,
               help="Count cursed wins as wins and blessed losses as losses (Syzygy50MoveRule false).")
 @syzygy_path_option
+@prober_option
 @remote_tablebase_option
 def probe(position: tuple[str, ...], moves: bool, as_json: bool, no_rule50: bool,
-          syzygy_path: str | None, remote_tablebase: str | None) -> None:
+          syzygy_path: str | None, backend: str | None, remote_tablebase: str | None) -> None:
     """Probe FEN: WDL, DTZ and category from the side to move, then every legal move, best first.
 
     Values after a move are from the mover's view. The halfmove clock of the FEN
@@ -93,7 +95,7 @@ def probe(position: tuple[str, ...], moves: bool, as_json: bool, no_rule50: bool
     """
     board = position_from(position, moves)
     remote = load_remote(remote_tablebase)
-    with load_prober(syzygy_path) as prober:
+    with load_prober(syzygy_path, backend=backend) as prober:
         tables = prober if remote is None else RootProber(prober, remote)
         choice = choose(board, tables, rule50=not no_rule50, full=True)  # type: ignore[arg-type]
     if remote is not None:
