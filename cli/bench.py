@@ -304,6 +304,47 @@ def serve(syzygy_path: str | None, requests: int, clients: int, seed: int) -> No
         interrupted(f"{len(runs)} of 2 servers measured")
 
 
+@bench.command("defence")
+@syzygy_path_option
+@click.option("--positions", default=300, show_default=True, type=click.IntRange(1, 100000),
+              help="Seeded quiet 4-5-piece won positions, each played against both defences.")
+@click.option("--nodes", default=2000, show_default=True, type=click.IntRange(1, 10**7),
+              help="The attacker's search budget a move, in nodes (no tables).")
+@click.option("--seed", default=1, show_default=True, type=int, help=SEED_HELP)
+@click.option("--jobs", default=1, show_default=True, type=click.IntRange(1, 64),
+              help="Games played at once, in that many processes.")
+@user_errors
+def defence(syzygy_path: str | None, positions: int, nodes: int, seed: int, jobs: int) -> None:
+    """How often a weak attacker (this project's search at --nodes, without tables) fails to win seeded 4-5-piece
+    wins against the drills' tough defence and against the plain longest-DTZ defence (target: 1.3x as often)."""
+    from chess_endgame.bench.defence import Game, bench_defence
+
+    path = _tables(syzygy_path)
+    games: list[Game] = []
+    stopped = False
+    with _bar(2 * positions, "defence", "game") as bar:
+        try:
+            bench_defence(path, positions=positions, nodes=nodes, seed=seed, jobs=jobs,
+                          on_game=lambda game: (games.append(game), bar.update(1)))
+        except ValueError as exc:
+            fail(str(exc))
+        except KeyboardInterrupt:
+            stopped = True
+    click.echo(f"{positions} quiet 4-5-piece wins (seed {seed}); the attacker: this project's search at {nodes} "
+               f"nodes a move, no tables")
+    click.echo(f"{'defence':<10}{'games':>7}{'attacker failed':>17}{'rate':>8}")
+    rates = {}
+    for name in ("plain", "tough"):
+        played = [g for g in games if g.defence == name]
+        failed = sum(g.failed for g in played)
+        rates[name] = failed / len(played) if played else float("nan")
+        click.echo(f"{name:<10}{len(played):>7}{failed:>17}{100 * rates[name]:>7.1f}%")
+    if stopped:
+        interrupted(f"{len(games)} of {2 * positions} games played")
+    if rates["plain"] > 0:
+        click.echo(f"tough / plain: {rates['tough'] / rates['plain']:.2f}x (target >= 1.3x)")
+
+
 @bench.command("features")
 @click.option("--positions", default=100_000, show_default=True, type=click.IntRange(1, 10**7),
               help="Random positions (3 to 18 pieces) whose features are computed.")

@@ -19,6 +19,7 @@ from .review import review
 from .serve import serve
 from .suite import suite
 from .tablebases import tablebases
+from .train import train
 from .tune import tune
 from .uci import uci
 from .warm import warm
@@ -43,6 +44,7 @@ cli.add_command(serve)
 cli.add_command(match)
 cli.add_command(review)
 cli.add_command(warm)
+cli.add_command(train)
 
 
 def main() -> None:

@@ -29,6 +29,7 @@ LAYERS = {
     "chess_endgame.engine.player": 4,
     "chess_endgame.uci": 5, "chess_endgame.play": 5, "chess_endgame.tuning": 5, "chess_endgame.batch": 5,
     "chess_endgame.suite": 6, "chess_endgame.review": 6, "chess_endgame.serve": 6, "chess_endgame.bench": 6,
+    "chess_endgame.train": 6,
     "chess_endgame.__main__": 7, "chess_endgame_cli": 7,
     # The package's own __init__ re-exports the public API of the layers it names (board, tablebase, chooser).
     "chess_endgame": 3,

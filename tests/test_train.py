@@ -1,0 +1,141 @@
+"""Drills: their starts and goals, the tough defence, the feedback on every move, the terminal front end."""
+
+from __future__ import annotations
+
+import json
+import random
+import subprocess
+import sys
+
+import chess
+import pytest
+
+from chess_endgame.chooser import MoveClass, choose
+from chess_endgame.tablebase.prober import Prober
+from chess_endgame.train.defence import keeping_replies, plain_move, tough_move
+from chess_endgame.train.drill import CLASSICS, DRAW, WIN, DrillError, from_fen, from_material, goal_of, named
+from chess_endgame.train.session import KEPT, SPENT, THROWN_AWAY, Session
+
+from .conftest import require_pieces, run
+
+EXECUTABLE = [sys.executable, "-m", "chess_endgame"]
+
+
+@pytest.mark.parametrize("name", sorted(CLASSICS))
+def test_every_classic_has_the_goal_the_tables_give(name: str, prober: Prober) -> None:
+    classic = CLASSICS[name]
+    require_pieces(prober, chess.Board(classic.fen))
+    drill = named(name, prober)
+    assert drill.goal == classic.goal == goal_of(chess.Board(classic.fen), prober)
+
+
+def test_a_material_drill_is_quiet_and_in_its_difficulty_band(prober: Prober) -> None:
+    rng = random.Random(4)
+    for difficulty, (low, high) in (("easy", (1, 12)), ("hard", (41, 100))):
+        drill = from_material("KQvKR", prober, difficulty=difficulty, rng=rng)
+        board = drill.board
+        assert drill.goal == WIN and board.turn == chess.WHITE
+        assert low <= prober.probe_dtz(board) <= high and prober.probe_wdl(board) == 2
+        assert not any(board.is_capture(m) for m in board.legal_moves)
+    drill = from_material("KPvK", prober, user=chess.BLACK, difficulty="hard", rng=rng)
+    choice = choose(drill.board, prober, full=True)
+    assert drill.goal == DRAW and drill.user == chess.BLACK and choice.result == MoveClass.DRAW
+    assert 1 <= sum(m.cls == MoveClass.DRAW for m in choice.moves) <= 2  # hard: few moves hold
+
+
+def test_bad_drills_say_why(prober: Prober) -> None:
+    with pytest.raises(DrillError, match="no classic named"):
+        named("Réti", prober)
+    with pytest.raises(DrillError, match="lost for the side to move"):
+        from_fen("8/8/8/8/8/2k5/8/K1q5 w - - 0 1", prober)  # Ka2 only, then mated: nothing to train
+    with pytest.raises(DrillError, match="difficulty"):
+        from_material("KQvK", prober, difficulty="brutal")
+
+
+def test_the_tough_defence_keeps_the_best_class_and_leaves_the_fewest_winning_replies(prober: Prober) -> None:
+    rng = random.Random(8)
+    for _ in range(12):
+        board = from_material("KQvKR", prober, difficulty="hard", rng=rng).board
+        board.push(plain_move(board, prober))  # now the defender (Black) to move
+        choice = choose(board, prober, full=True)
+        candidates = choice.best_class_moves()
+        move = tough_move(board, prober, random.Random(1))
+        assert move in [m.move for m in candidates]  # never worse than the tables allow
+        fewest = min(keeping_replies(board, m.move, prober) for m in candidates)
+        assert keeping_replies(board, move, prober) == fewest
+
+
+def test_feedback_names_a_thrown_away_win_and_the_best_move(prober: Prober) -> None:
+    """KQvK: Qf7 stalemates (win thrown away); the tables' best, Qg7#... is named; undo takes it back."""
+    board = chess.Board("7k/8/6K1/8/8/8/8/5Q2 w - - 0 1")
+    session = Session(from_fen(board.fen(), prober), prober)
+    assert session.hint() in ("Qf8#", "Qc8#", "Qb8#", "Qa8#", "Qd8#", "Qe8#", "Qh1#", "Qh3#", "Qf7")
+    feedback = session.play("Qf7")
+    assert feedback.verdict == THROWN_AWAY and "stalemate" in feedback.reason
+    assert feedback.before == "win" and feedback.after == "draw" and feedback.best.endswith("#")
+    assert feedback.reply is None and session.over and session.result() == "drawn"
+    assert session.summary().success is False and session.summary().errors == 1
+    assert session.undo() and not session.over and session.board.fen() == board.fen()
+    feedback = session.play(session.hint())
+    assert feedback.verdict == KEPT and session.result() == "won" and session.summary().success
+
+
+def test_spending_the_50_move_margin_is_named(prober: Prober) -> None:
+    """KQvK with the clock so high that the best move leaves a few plies to spare: a slower move that still wins
+    spends the margin (?!), named with the plies it leaves."""
+    rng = random.Random(6)
+    while True:
+        board = from_material("KQvK", prober, difficulty="easy", rng=rng).board
+        board.halfmove_clock = 96 - prober.probe_dtz(board)
+        choice = choose(board, prober, full=True)
+        wins = sorted((m for m in choice.moves if m.cls == MoveClass.WIN), key=lambda m: m.s or 0)
+        if len(wins) >= 2 and wins[-1].s > wins[0].s:
+            break
+    session = Session(from_fen(board.fen(), prober), prober)
+    feedback = session.play(wins[-1].uci)
+    assert feedback.verdict == SPENT and "50-move draw" in feedback.reason and feedback.after == "win"
+    assert feedback.spare == 100 - wins[-1].s and feedback.best == board.san(choice.best.move)
+
+
+def test_a_drill_followed_by_the_hints_is_won_in_the_tables_own_number_of_moves(prober: Prober) -> None:
+    session = Session(from_material("KQvK", prober, rng=random.Random(2)), prober, seed=3)
+    while not session.over:
+        assert session.play(session.hint()).verdict == KEPT
+    summary = session.summary()
+    assert summary.result == "won" and summary.success and summary.errors == 0
+    assert summary.moves == summary.shortest
+
+
+def test_train_json_plays_a_drill_from_a_script(syzygy_path: str) -> None:
+    """The terminal front end for scripts: commands on stdin, one JSON object a line."""
+    fen = "7k/8/6K1/8/8/8/8/5Q2 w - - 0 1"
+    proc = subprocess.run([*EXECUTABLE, "train", fen, "--json", "--syzygy-path", syzygy_path],
+                          input="Qz9\nhint\nQf7\nundo\nQf8\n", capture_output=True, text=True, timeout=120)
+    assert proc.returncode == 0, proc.stderr
+    events = [json.loads(line) for line in proc.stdout.splitlines()]
+    assert [e["event"] for e in events] == ["start", "error", "hint", "move", "over", "undo", "move", "end"]
+    assert events[0]["goal"] == "win" and events[0]["side"] == "white"
+    assert "not a legal move" in events[1]["message"]
+    assert events[3]["verdict"] == THROWN_AWAY and "stalemate" in events[3]["reason"]
+    assert events[4]["result"] == "drawn"
+    assert events[5]["taken"] is True and events[5]["fen"] == fen
+    assert events[6]["verdict"] == KEPT and events[7]["result"] == "won" and events[7]["success"] is True
+
+
+def test_train_in_the_terminal_shows_the_board_and_the_feedback(syzygy_path: str) -> None:
+    proc = subprocess.run([*EXECUTABLE, "train", "opposition", "--syzygy-path", syzygy_path],
+                          input="Kf8\nundo\nKf7\nquit\n", capture_output=True, text=True, timeout=120)
+    assert proc.returncode == 0, proc.stderr
+    out = proc.stdout
+    assert out.startswith("Opposition: you play Black, hold the draw.") and "♚" in out
+    assert "Kf8?? draw → loss" in out and "best was Kf7" in out and "taken back" in out
+    assert "Kf7: draw kept" in out and "stopped after 1 move;" in out
+
+
+def test_train_refuses_bad_targets_in_one_line(syzygy_path: str, tmp_path) -> None:
+    for args, words in ((["Réti"], "no classic named"), (["KQvK", "--difficulty", "brutal"], "invalid value"),
+                        (["not/a/fen"], "not a FEN")):
+        code, out, err = run("train", *args, "--syzygy-path", syzygy_path)
+        assert code == 2 and out == "" and words in err and err.count("\n") == 1, err
+    code, out, err = run("train", "KRPvKR", "--syzygy-path", str(tmp_path))  # the embedded 3-4-piece set only
+    assert code == 2 and "KRPvKR" in err and "tablebases download" in err and err.count("\n") == 1, err
