@@ -139,3 +139,38 @@ def test_train_refuses_bad_targets_in_one_line(syzygy_path: str, tmp_path) -> No
         assert code == 2 and out == "" and words in err and err.count("\n") == 1, err
     code, out, err = run("train", "KRPvKR", "--syzygy-path", str(tmp_path))  # the embedded 3-4-piece set only
     assert code == 2 and "KRPvKR" in err and "tablebases download" in err and err.count("\n") == 1, err
+
+
+def test_the_training_api_answers_and_refuses_bad_input(prober: Prober) -> None:
+    """/api/train/*: a drill, the word on a move with the program's reply, a hint; bad input a 4xx JSON error."""
+    from .tbserver import serving
+    from .test_serve import get_json
+
+    fen = "7k/8/6K1/8/8/8/8/5Q2_w_-_-_0_1"
+    with serving(prober) as url:
+        status, drill = get_json(f"{url}/api/train/new?material=KQvK&difficulty=easy&seed=5")
+        assert status == 200 and drill["goal"] == "win" and drill["side"] == "white" and drill["seed"] == 5
+        assert get_json(f"{url}/api/train/new?material=KQvK&difficulty=easy&seed=5")[1] == drill  # seeded
+        status, classics = get_json(f"{url}/api/train/classics")
+        assert status == 200 and {c["name"] for c in classics} == {c.name for c in CLASSICS.values()}
+        status, answer = get_json(f"{url}/api/train/move?fen={fen}&move=f1f7")
+        assert status == 200 and answer["feedback"]["verdict"] == THROWN_AWAY and answer["over"]
+        assert answer["feedback"]["best"] == "Qf8#" and answer["result"] == "drawn" and answer["reply"] is None
+        status, answer = get_json(f"{url}/api/train/move?fen={fen}&move=g6f6")
+        after = chess.Board(fen.replace("_", " "))
+        after.push_uci("g6f6")
+        assert status == 200 and chess.Move.from_uci(answer["reply"]) in after.legal_moves and not answer["over"]
+        after.push_uci(answer["reply"])
+        assert answer["fen"] == after.fen() and answer["feedback"]["verdict"] == KEPT
+        status, hint = get_json(f"{url}/api/train/hint?fen={fen}")
+        assert status == 200 and hint == {"move": "Qf8#", "uci": "f1f8"}
+        for query, status_expected, words in (
+                ("new?material=KXvK", 400, "material"), ("new?material=KQvK&difficulty=brutal", 400, "difficulty"),
+                ("new?material=KQvK&side=red", 400, "side"), ("new?classic=Nope", 404, "no classic"),
+                ("new?material=KQvK&seed=-1", 400, "seed"), (f"move?fen={fen}&move=f1f9", 400, "not a legal move"),
+                (f"move?fen={fen}&moves=f1a8&move=f1f8", 400, "illegal move"),
+                (f"move?fen={fen}&moves=f1f9&move=f1f8", 400, "not a UCI move"),
+                (f"move?fen={fen}&moves=f1f2&move=h8g8", 400, "not the user's turn"),
+                ("move?move=f1f8", 400, "missing fen"), ("new?material=KRPvKRB", 404, "KRPvKRB")):
+            status, answer = get_json(f"{url}/api/train/{query}")
+            assert status == status_expected and words in answer["error"], (query, status, answer)

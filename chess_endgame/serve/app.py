@@ -36,7 +36,7 @@ from aiohttp import web
 
 from chess_endgame.engine.player import Player, PlayerOptions
 from chess_endgame.engine.result import Limits
-from chess_endgame.serve import api
+from chess_endgame.serve import api, drills
 from chess_endgame.serve.protocol import HANDLER_ARGS, Runner
 from chess_endgame.tablebase.prober import Prober
 from chess_endgame.version import __version__
@@ -44,7 +44,10 @@ from chess_endgame.version import __version__
 log = logging.getLogger("chess_endgame.serve")
 
 #: Files of the explorer, served by these names only.
-STATIC_FILES = {"index.html": "text/html", "explorer.js": "text/javascript", "explorer.css": "text/css"}
+STATIC_FILES = {"index.html": "text/html", "explorer.js": "text/javascript", "explorer.css": "text/css",
+                "train.html": "text/html", "train.js": "text/javascript"}
+#: The pages (the rest are their scripts and style).
+PAGES = ("index.html", "train.html")
 #: Bytes of a body at most (only GETs are served; the request line and header limits are in .protocol).
 MAX_BODY = 16 * 1024
 
@@ -108,7 +111,10 @@ class Server:
         app = web.Application(middlewares=[self._middleware], client_max_size=MAX_BODY, handler_args=HANDLER_ARGS)
         routes = [("/standard", self.standard), ("/standard/mainline", self.mainline), ("/health", self.health),
                   ("/monitor", self.health), ("/", self.index), ("/static/{name}", self.static_file),
-                  ("/board.svg", self.board_svg), ("/api/position", self.position), ("/api/search", self.search)]
+                  ("/board.svg", self.board_svg), ("/api/position", self.position), ("/api/search", self.search),
+                  ("/train", self.train_page), ("/api/train/classics", self.train_classics),
+                  ("/api/train/new", self.train_new), ("/api/train/move", self.train_move),
+                  ("/api/train/hint", self.train_hint)]
         for path, handler in routes:
             app.router.add_get(path, handler)
         app.on_startup.append(self._startup)
@@ -198,16 +204,33 @@ class Server:
 
     async def static_file(self, request: web.Request) -> web.Response:
         name = request.match_info["name"]
-        if name not in STATIC_FILES or name == "index.html":
+        if name not in STATIC_FILES or name in PAGES:
             raise api.ApiError(404, "no such file")
         return self._static(name)
 
     def _static(self, name: str) -> web.Response:
         response = web.Response(body=self.static[name], content_type=STATIC_FILES[name], charset="utf-8")
-        if name == "index.html":
+        if name in PAGES:
             response.headers.update(_PAGE_HEADERS)
         response.headers["Cache-Control"] = "no-cache"
         return response
+
+    # -- the training page (stateless: see .drills) ---------------------------------------------------------
+
+    async def train_page(self, request: web.Request) -> web.Response:
+        return self._static("train.html")
+
+    async def train_classics(self, request: web.Request) -> web.Response:
+        return web.json_response(drills.classics())
+
+    async def train_new(self, request: web.Request) -> web.Response:
+        return web.json_response(await self._in_pool(drills.new, dict(request.query), self.prober))
+
+    async def train_move(self, request: web.Request) -> web.Response:
+        return web.json_response(await self._in_pool(drills.move, dict(request.query), self.prober))
+
+    async def train_hint(self, request: web.Request) -> web.Response:
+        return web.json_response(await self._in_pool(drills.hint, dict(request.query), self.prober))
 
     async def board_svg(self, request: web.Request) -> web.Response:
         query = request.query

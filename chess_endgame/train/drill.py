@@ -71,7 +71,12 @@ class Drill:
 
 
 class DrillError(ValueError):
-    """The drill cannot be made (unknown name, bad FEN, a material the tables do not cover, ...)."""
+    """The drill cannot be made (unknown name, bad FEN, a lost position, ...)."""
+
+
+class NotFound(DrillError):
+    """No such drill: an unknown classic, a material the tables do not cover (the message says which table is
+    missing and how to get it), or no position of the difficulty found."""
 
 
 def goal_of(board: chess.Board, prober: Prober) -> str:
@@ -79,7 +84,7 @@ def goal_of(board: chess.Board, prober: Prober) -> str:
     for a lost position or one the tables cannot answer."""
     choice = choose(board, prober)
     if isinstance(choice, NotCovered):
-        raise DrillError(f"the tables cannot answer {board.fen()}: {choice.message}")
+        raise NotFound(f"the tables cannot answer {board.fen()}: {choice.message}")
     if not choice.moves:
         raise DrillError(f"{board.fen()} is already over")
     if choice.result >= MoveClass.MAYBE_WIN:
@@ -102,7 +107,7 @@ def from_fen(fen: str, prober: Prober) -> Drill:
 def named(name: str, prober: Prober) -> Drill:
     classic = CLASSICS.get(name.lower())
     if classic is None:
-        raise DrillError(f"no classic named {name!r}; the classics: {', '.join(c.name for c in CLASSICS.values())}")
+        raise NotFound(f"no classic named {name!r}; the classics: {', '.join(c.name for c in CLASSICS.values())}")
     return Drill(classic.name, classic.fen, classic.goal, classic.description)
 
 
@@ -135,12 +140,12 @@ def from_material(material: str, prober: Prober, *, user: chess.Color = chess.WH
             continue
         choice = choose(board, prober, full=True)
         if isinstance(choice, NotCovered):
-            raise DrillError(f"{material}: {choice.message}")
+            raise NotFound(f"{material}: {choice.message}")
         if choice.result == MoveClass.WIN and choice.root_dtz is not None and low <= choice.root_dtz <= high:
             return Drill(material, board.fen(), WIN, f"{difficulty}: win in {choice.root_dtz} plies to zeroing")
         if choice.result == MoveClass.DRAW and _holding(choice) <= most_holding and _could_lose(choice):
             return Drill(material, board.fen(), DRAW, f"{difficulty}: {_holding(choice)} moves hold the draw")
-    raise DrillError(f"no {difficulty} {material} position for {'White' if user else 'Black'} found in {tries} "
+    raise NotFound(f"no {difficulty} {material} position for {'White' if user else 'Black'} found in {tries} "
                      "tries (a material where that side can neither win nor be in danger?)")
 
 

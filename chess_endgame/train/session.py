@@ -75,7 +75,6 @@ class Session:
     def __post_init__(self) -> None:
         self.board = self.drill.board
         self.user = self.board.turn
-        self._rng = random.Random(self.seed)
         self._choices: dict[str, Choice] = {}
 
     # -- asking the tables --------------------------------------------------------------------------------------
@@ -91,8 +90,12 @@ class Session:
         return choice
 
     def answer(self, board: chess.Board) -> chess.Move:
-        """The program's move in ``board`` (its side to move)."""
-        return tough_move(board, self.prober, self._rng) if self.tough else plain_move(board, self.prober)
+        """The program's move in ``board`` (its side to move); its random choice among equals is seeded by the
+        session's seed and the ply, so that the same game gets the same answers (in the terminal and on the
+        stateless training page alike)."""
+        if not self.tough:
+            return plain_move(board, self.prober)
+        return tough_move(board, self.prober, random.Random(f"{self.seed}:{len(board.move_stack)}"))
 
     def line(self, board: chess.Board, first: chess.Move, plies: int = LINE_PLIES) -> list[str]:
         """The tables' line from ``board``: ``first``, then the best move of each side (SAN)."""
@@ -198,23 +201,18 @@ class Session:
         if self.drill.goal != WIN:
             return None
         board = self.drill.board
-        rng_state = self._rng.getstate()
-        self._rng = random.Random(self.seed)
-        try:
-            moves = 0
-            for _ in range(plies):
-                if board.is_game_over(claim_draw=True):
-                    return moves
-                if board.turn == self.user:
-                    best = self._choice(board).best
-                    assert best is not None
-                    board.push(best.move)
-                    moves += 1
-                else:
-                    board.push(self.answer(board))
-            return None
-        finally:
-            self._rng.setstate(rng_state)
+        moves = 0
+        for _ in range(plies):
+            if board.is_game_over(claim_draw=True):
+                return moves
+            if board.turn == self.user:
+                best = self._choice(board).best
+                assert best is not None
+                board.push(best.move)
+                moves += 1
+            else:
+                board.push(self.answer(board))
+        return None
 
     def summary(self) -> Summary:
         result = self.result()
