@@ -20,6 +20,8 @@ from chess_endgame.tablebase.prober import Prober
 from .tbserver import serving
 from .test_explorer_browser import _browser, shot, wait
 
+pytestmark = pytest.mark.slow  # a game in a browser each: 4-10 s
+
 
 @pytest.fixture(scope="module")
 def server(prober: Prober) -> Iterator[str]:
