@@ -99,10 +99,14 @@ def _subfactor(k: int, n: int) -> int:
 def _norm_piece(h: _Header, pieces: list[int]) -> list[int]:
     norm = [0] * h.num
     norm[0] = 3 if h.enc_type == 0 else 2
-    i = norm[0]
-    while i < h.num:
+    return _group(norm, pieces, norm[0])
+
+
+def _group(norm: list[int], pieces: list[int], i: int) -> list[int]:
+    """Set ``norm`` at the start of each run of like pieces from ``i`` on to the run's length."""
+    while i < len(norm):
         j = i
-        while j < h.num and pieces[j] == pieces[i]:
+        while j < len(norm) and pieces[j] == pieces[i]:
             norm[i] += 1
             j += 1
         i += norm[i]
@@ -131,14 +135,7 @@ def _norm_pawn(h: _Header, pieces: list[int]) -> list[int]:
     norm[0] = h.pawns[0]
     if h.pawns[1]:
         norm[h.pawns[0]] = h.pawns[1]
-    i = h.pawns[0] + h.pawns[1]
-    while i < h.num:
-        j = i
-        while j < h.num and pieces[j] == pieces[i]:
-            norm[i] += 1
-            j += 1
-        i += norm[i]
-    return norm
+    return _group(norm, pieces, h.pawns[0] + h.pawns[1])
 
 
 def _factors_pawn(h: _Header, order: int, order2: int, norm: list[int], file: int) -> tuple[list[int], int]:
