@@ -3,6 +3,7 @@ printing figures."""
 
 from __future__ import annotations
 
+import collections
 import statistics
 import sys
 
@@ -236,15 +237,17 @@ def tree_probes(syzygy_path: str | None, backend: str | None, positions: int, de
               help="With --tables: random six-piece positions searched.")
 @click.option("--seed", default=1, show_default=True, type=int, help=SEED_HELP)
 @syzygy_path_option
+@prober_option
 @user_errors
-def threads(threads: int, movetime: int, tables: bool, positions: int, seed: int, syzygy_path: str | None) -> None:
+def threads(threads: int, movetime: int, tables: bool, positions: int, seed: int, syzygy_path: str | None,
+            backend: str | None) -> None:
     """Nodes per second with N threads (Lazy SMP) against one, side by side: each position searched for the same
     wall time with 1 thread, then N. Without --tables, the endgames of bench search, without tables; with it,
     random six-piece positions probed in the tree, and how many probes called into Python from the main
     thread and from the helpers (each call takes the GIL)."""
     from chess_endgame.tablebase.prober import Prober
 
-    prober = Prober(_tables(syzygy_path)) if tables else None
+    prober = Prober(_tables(syzygy_path), backend=backend) if tables else None
     rows: list[ThreadsRow] = []
     stopped = False
     with _bar(positions if tables else len(positions_for(None, 0, seed)), "threads", "pos") as bar:
@@ -265,7 +268,9 @@ def threads(threads: int, movetime: int, tables: bool, positions: int, seed: int
         one = sum(r.one.nodes for r in rows) / sum(r.one.seconds for r in rows)
         many = sum(r.many.nodes for r in rows) / sum(r.many.seconds for r in rows)
         click.echo(f"{'total':<30}{one:>12,.0f}{many:>12,.0f}{many / one:>7.2f}")
-    click.echo(f"N = {threads} threads, {movetime} ms a search (wall time); target: N = 2 on 2 free cores >= 1.7x")
+    backend_text = f"; tables probed by the {prober.backend} prober" if prober is not None else ""
+    click.echo(f"N = {threads} threads, {movetime} ms a search (wall time){backend_text}; target: N = 2 on 2 free "
+               "cores >= 1.7x")
 
 
 @bench.command("serve")
@@ -338,7 +343,9 @@ def defence(syzygy_path: str | None, positions: int, nodes: int, seed: int, jobs
         played = [g for g in games if g.defence == name]
         failed = sum(g.failed for g in played)
         rates[name] = failed / len(played) if played else float("nan")
-        click.echo(f"{name:<10}{len(played):>7}{failed:>17}{100 * rates[name]:>7.1f}%")
+        reasons = collections.Counter(g.why for g in played if g.failed)
+        why = ", ".join(f"{reason} {n}" for reason, n in reasons.most_common())
+        click.echo(f"{name:<10}{len(played):>7}{failed:>17}{100 * rates[name]:>7.1f}%  {why}")
     if stopped:
         interrupted(f"{len(games)} of {2 * positions} games played")
     if rates["plain"] > 0:

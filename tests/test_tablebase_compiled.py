@@ -152,3 +152,23 @@ def test_the_tree_probes_the_compiled_tables_without_python(syzygy_path: str) ->
 def test_an_unknown_backend_is_refused(syzygy_path: str) -> None:
     with pytest.raises(ValueError, match="backend"):
         Prober(syzygy_path, backend="fathom")
+
+
+def test_a_batch_answers_as_one_probe_at_a_time(syzygy_path: str) -> None:
+    """Prober.probe_many: the same WDL and DTZ as python-chess's probes, None where the tables cannot answer
+    (too many pieces, castling rights, the side not to move in check), en passant included."""
+    prober = Prober(syzygy_path, backend="compiled")
+    reference = Prober(syzygy_path, backend="python-chess", cache_size=0)
+    rng = random.Random(12)
+    boards = [b for table in ("KQvKR", "KPvKP", "KRvK") for b in random_boards(table, 40, rng)]
+    boards += [chess.Board(), chess.Board("r3k3/8/8/8/8/8/8/4K3 b q - 0 1"),
+               chess.Board("8/8/8/8/8/5k2/8/2KB1N2 w - - 0 1")]  # 32 pieces, castling, Black in check
+    for dtz in (False, True):
+        expected = []
+        for board in boards:
+            try:
+                expected.append(reference.probe_dtz(board) if dtz else reference.probe_wdl(board))
+            except NotCoveredError:
+                expected.append(None)
+        assert prober.probe_many(boards, dtz=dtz) == expected
+    assert expected[-3:] == [None, None, None] and any(b.ep_square is not None for b in boards)

@@ -456,15 +456,12 @@ class CompiledTables:
         tables cannot answer (a missing or damaged table: probe that board alone for the reason)."""
         tables = self.tables
         s = self._scratch
-        bbs = np.array([bitboards_of(board) for board in boards], dtype=np.uint64).reshape(-1, 16)
-        states = np.zeros((len(boards), STATE_SIZE), dtype=np.int64)
-        for row, board in enumerate(boards):
-            states[row, TURN] = int(board.turn)
-            states[row, EP] = -1 if board.ep_square is None else board.ep_square
-            states[row, HALFMOVE] = board.halfmove_clock
-            states[row, FROM_NULL] = 1000
+        packed = np.array([(b.occupied_co[chess.WHITE], b.occupied_co[chess.BLACK], b.pawns, b.knights, b.bishops,
+                            b.rooks, b.queens, b.kings, b.turn, 64 if b.ep_square is None else b.ep_square)
+                           for b in boards], dtype=np.uint64).reshape(-1, tbprobe.PACKED_FIELDS)
         values = np.zeros(len(boards), dtype=np.int64)
-        tbprobe.probe_many(tables, bbs, states, values, dtz, s.mailbox, s.keys, s.undo, s.moves, s.err)
+        bb = np.zeros(16, dtype=np.uint64)
+        tbprobe.probe_many(tables, packed, values, dtz, bb, s.mailbox, s.state, s.keys, s.undo, s.moves, s.err)
         return values
 
     def probe_wdl_table(self, board: chess.Board) -> int:

@@ -377,7 +377,9 @@ class Prober(ProberBase):
         back end in one compiled call (no cache, no counters: for batches such as a benchmark's or a
         server's), else one probe after another."""
         if isinstance(self._tables, CompiledTables):
-            covered = [self.covers(board) is None for board in boards]
+            limit = self.max_pieces
+            covered = [not b.castling_rights and b.occupied.bit_count() <= limit or self.covers(b) is None
+                       for b in boards]
             values = self._tables.probe_many(boards, dtz)
             return [int(v) if ok and v != FAILED else None for v, ok in zip(values, covered, strict=True)]
         probe = self.probe_dtz if dtz else self.probe_wdl

@@ -25,6 +25,7 @@ from chess_endgame.engine.core.bits import U64, ZERO, lsb, popcount
 from chess_endgame.engine.core.jit import COMPILED, njit
 from chess_endgame.engine.core.position import (
     EP,
+    FROM_NULL,
     HALFMOVE,
     KING_T,
     PAWN_T,
@@ -478,12 +479,27 @@ def probe_board(tb, bb, mailbox, state, keys, undo, moves, err, dtz):
     return probe_wdl(tb, bb, mailbox, state, keys, undo, moves, FIRST_LEVEL, err)
 
 
+#: A position packed for :func:`probe_many`: White's and Black's pieces, then the pawns, knights, bishops,
+#: rooks, queens and kings (bitboards), the side to move (1 White) and the en passant square (64: none).
+PACKED_WHITE, PACKED_BLACK, PACKED_PAWNS, PACKED_TURN, PACKED_EP, PACKED_FIELDS = 0, 1, 2, 8, 9, 10
+
+
 @njit
-def probe_many(tb, bbs, states, values, dtz, mailbox, keys, undo, moves, err):
-    """:func:`probe_board` of every position ``i`` (``bbs[i]``, ``states[i]``) into ``values[i]``
-    (:data:`FAILED` where the tables cannot answer). Returns how many failed."""
+def probe_many(tb, packed, values, dtz, bb, mailbox, state, keys, undo, moves, err):
+    """:func:`probe_board` of every packed position ``packed[i]`` (see :data:`PACKED_FIELDS`) into
+    ``values[i]`` (:data:`FAILED` where the tables cannot answer), the halfmove clock taken as 0. Returns how
+    many failed."""
     failed = 0
-    for i in range(bbs.shape[0]):
-        values[i] = probe_board(tb, bbs[i], mailbox, states[i], keys, undo, moves, err, dtz)
+    for i in range(packed.shape[0]):
+        row = packed[i]
+        for color, side in ((1, PACKED_WHITE), (0, PACKED_BLACK)):
+            bb[8 * color] = row[side]
+            for kind in range(PAWN_T, KING_T + 1):
+                bb[8 * color + kind] = row[PACKED_PAWNS + kind - 1] & row[side]
+        state[:] = 0
+        state[TURN] = np.int64(row[PACKED_TURN])
+        state[EP] = -1 if row[PACKED_EP] >= U64(64) else np.int64(row[PACKED_EP])
+        state[FROM_NULL] = 1000
+        values[i] = probe_board(tb, bb, mailbox, state, keys, undo, moves, err, dtz)
         failed += err[0] != 0
     return failed
