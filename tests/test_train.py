@@ -52,7 +52,12 @@ def test_bad_drills_say_why(prober: Prober) -> None:
         from_material("KQvK", prober, difficulty="brutal")
 
 
-def test_the_tough_defence_keeps_the_best_class_and_leaves_the_fewest_winning_replies(prober: Prober) -> None:
+def _hardness(board: chess.Board, move: chess.Move, prober: Prober) -> tuple[bool, int]:
+    obvious, keeping = keeping_replies(board, move, prober)
+    return obvious > 0, keeping  # a winning capture or promotion among the replies: the easiest of all
+
+
+def test_the_tough_defence_resists_longest_then_leaves_the_fewest_winning_replies(prober: Prober) -> None:
     rng = random.Random(8)
     for _ in range(12):
         board = from_material("KQvKR", prober, difficulty="hard", rng=rng).board
@@ -61,8 +66,11 @@ def test_the_tough_defence_keeps_the_best_class_and_leaves_the_fewest_winning_re
         candidates = choice.best_class_moves()
         move = tough_move(board, prober, random.Random(1))
         assert move in [m.move for m in candidates]  # never worse than the tables allow
-        fewest = min(keeping_replies(board, m.move, prober) for m in candidates)
-        assert keeping_replies(board, move, prober) == fewest
+        longest = max(m.s for m in candidates)
+        chosen = next(m for m in candidates if m.move == move)
+        assert chosen.s == longest  # the longest resistance, as the plain defence
+        assert _hardness(board, move, prober) == min(_hardness(board, m.move, prober) for m in candidates
+                                                     if m.s == longest)
 
 
 def test_feedback_names_a_thrown_away_win_and_the_best_move(prober: Prober) -> None:

@@ -1,9 +1,18 @@
 """The program's side of a drill: perfect play that makes the user's task as hard as the tables allow.
 
 :func:`tough_move` never gives up more than the tables allow (it plays a move of the best class under the
-50-move rule, as :func:`~chess_endgame.chooser.choose` ranks them) and among those picks the one that leaves
-the user the fewest replies keeping the user's result, then the one that resists longest (the longest
-distance to the next zeroing move when losing, the chooser's order otherwise), then a seeded random one.
+50-move rule, as :func:`~chess_endgame.chooser.choose` ranks them). Among those it keeps the longest
+resistance (the longest distance to the next zeroing move under the 50-move rule when losing; the chooser's
+order otherwise), and among the moves that resist as long it leaves the user the fewest replies that keep the
+user's result, a move after which one of them captures or promotes counting as the easiest of all (any
+search, and most players, find a winning capture at once); then a seeded random one.
+
+The order is measured (``chess-endgame bench defence``: 300 seeded 4-5-piece wins, a weak attacker of this
+project's search at 2000 nodes without tables): it failed in 59.3% of the games against this defence and in
+53.3% against the plain one. With the fewest keeping replies first and the resistance second, it failed in
+only 41.0% (45.7% with captures counted as the easiest): the moves that leave a single winning reply are
+mostly ones where that reply is forcing, which a search finds, while the attacker's failures are mostly
+repetitions and drawing slips in long conversions, which the longest resistance provokes.
 :func:`plain_move` is the usual tablebase reply (the chooser's best move: the longest DTZ when losing),
 the baseline the tough defence is measured against (``chess-endgame bench defence``).
 """
@@ -38,21 +47,23 @@ def plain_move(board: chess.Board, prober: Prober) -> chess.Move:
     return best.move
 
 
-def keeping_replies(board: chess.Board, move: chess.Move, prober: Prober) -> int:
-    """How many replies to ``move`` keep the opponent's best class (its result under the 50-move rule)."""
+def keeping_replies(board: chess.Board, move: chess.Move, prober: Prober) -> tuple[int, int]:
+    """The replies to ``move`` that keep the opponent's best class (its result under the 50-move rule): how many
+    of them capture or promote (a search finds those at once), and how many there are."""
     board.push(move)
     try:
         if board.is_game_over(claim_draw=True):
-            return 0
-        choice = _choice(board, prober)
-        return len(choice.best_class_moves())
+            return 0, 0
+        keeping = _choice(board, prober).best_class_moves()
+        return sum(1 for m in keeping if board.is_capture(m.move) or m.move.promotion), len(keeping)
     finally:
         board.pop()
 
 
 def tough_move(board: chess.Board, prober: Prober, rng: random.Random | None = None) -> chess.Move:
-    """The move of the best class that leaves the opponent the fewest replies keeping its result, then the
-    longest resistance, then a seeded random one (see the module docstring)."""
+    """The move of the best class that resists longest, then leaves the opponent the fewest replies keeping its
+    result (a capture or a promotion among them counting as the easiest of all), then a seeded random one (see
+    the module docstring)."""
     choice = _choice(board, prober)
     candidates = choice.best_class_moves()
     if len(candidates) == 1:
@@ -63,7 +74,8 @@ def tough_move(board: chess.Board, prober: Prober, rng: random.Random | None = N
 
     def hardness(entry: RankedMove) -> tuple:
         resistance = -(entry.s or 0) if losing else order[entry.move]  # losing: the largest s first
-        return keeping_replies(board, entry.move, prober), resistance
+        obvious, keeping = keeping_replies(board, entry.move, prober)
+        return resistance, obvious > 0, keeping
 
     scored = [(hardness(m), m.move) for m in candidates]
     hardest = min(key for key, _ in scored)
