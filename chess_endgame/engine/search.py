@@ -144,7 +144,6 @@ class Searcher:
             array[:] = 0
         if self._tree is not None:
             self._tree.eval_keys[:] = 0
-            self._tree.refutations[:] = 0
         for helper in self._helpers:
             helper.clear()
 

@@ -85,7 +85,6 @@ class Helper:
             array[:] = 0
         if self.tree is not None:
             self.tree.eval_keys[:] = 0
-            self.tree.refutations[:] = 0
 
     @property
     def nodes(self) -> int:

@@ -91,8 +91,8 @@ NO, YES, FIRST_PLY, FIRST_LEVEL = np.int64(0), np.int64(1), np.int64(1), np.int6
 #: What a move is, for ordering, pruning and reductions (moves from KILLER on are quiet).
 GOOD_CAPTURE, PROMOTION, BAD_CAPTURE, KILLER, QUIET = range(1, 6)
 PIECE_VALUE = np.array([0, 100, 320, 330, 500, 950, 20000], dtype=np.int64)
-_CAPTURE, _PROMOTION, _KILLER1, _KILLER2, _REFUTATION, _BAD_CAPTURE, _TT_MOVE = \
-    1_000_000, 900_000, 800_000, 700_000, 600_000, -1_000_000, 10_000_000
+_CAPTURE, _PROMOTION, _KILLER1, _KILLER2, _BAD_CAPTURE, _TT_MOVE = \
+    1_000_000, 900_000, 800_000, 700_000, -1_000_000, 10_000_000
 
 # Selective search. Each piece keeps its endgame guard (see search()); the figures are
 # Stockfish's ideas at this engine's scale (centipawns, plies, move counts).
@@ -123,7 +123,7 @@ NODES, NEXT_CHECK, STOPPED, SELDEPTH, TBHITS, ROOT_DEPTH, TB_PIECES, PROBE_DEPTH
 TREE_FIELDS = ("bb", "mailbox", "state", "keys", "undo", "counters", "tt", "moves", "scores",
                "kinds", "killers", "history", "pv", "pv_length", "partial_pv", "weights", "features", "pawn_keys",
                "pawn_values", "eval_keys", "eval_values", "gains", "wdl_keys", "wdl_values", "tb_materials",
-               "statics", "excluded", "played", "refutations", "tables", "tb_moves", "tb_err")
+               "statics", "excluded", "tables", "tb_moves", "tb_err")
 
 if COMPILED:
     from numba.core import types
@@ -371,14 +371,12 @@ def _is_passer(t, square, color):
 @njit
 def _order(t, ply, n, tt_move):
     """Score and classify the ``n`` moves at ``t.moves[ply]``: the TT move, captures that win material
-    by SEE (MVV-LVA among them), promotions, killers, the quiet move that last refuted the previous move
-    (the countermove), quiet moves by history, losing captures."""
+    by SEE (MVV-LVA among them), promotions, killers, quiet moves by history, losing captures."""
     moves, scores, kinds = t.moves[ply], t.scores[ply], t.kinds[ply]
     mailbox = t.mailbox
     us = t.state[TURN]
     ep = t.state[EP]
     killer1, killer2 = t.killers[ply, 0], t.killers[ply, 1]
-    refutation = _refutation(t, ply)
     for i in range(n):
         move = moves[i]
         frm, to = move & 63, (move >> 6) & 63
@@ -402,21 +400,8 @@ def _order(t, ply, n, tt_move):
             scores[i], kinds[i] = _KILLER1, KILLER
         elif move == killer2:
             scores[i], kinds[i] = _KILLER2, KILLER
-        elif move == refutation:
-            scores[i], kinds[i] = _REFUTATION, KILLER
         else:
             scores[i], kinds[i] = t.history[us, move & 4095], QUIET
-
-
-@njit
-def _refutation(t, ply):
-    """The quiet move that last refuted the move that led to ply ``ply`` (by the piece that made it and its
-    square), or 0."""
-    previous = t.played[ply - 1] if ply >= 1 else 0
-    if not previous:
-        return 0
-    to = (previous >> 6) & 63
-    return t.refutations[t.mailbox[to], to]
 
 
 @njit
@@ -526,7 +511,6 @@ def search(t, depth, alpha, beta, ply, pv_node, null_ok, check, known, probe, ch
             # Null-move pruning: let the opponent move twice; if that still fails high, so does this.
             if null_ok and depth >= 3 and pieces_us and static >= beta:
                 reduction = 3 + depth // 4 + min(2, (static - beta) // 200)
-                t.played[ply] = 0
                 make_null(bb, state, t.keys, t.undo)
                 score = -search(t, depth - 1 - reduction, -beta, -beta + 1, ply + 1, NO, NO, ZERO, NO,
                                 probe, check_fn)
@@ -594,7 +578,6 @@ def search(t, depth, alpha, beta, ply, pv_node, null_ok, check, known, probe, ch
         if quiet and quiets >= late and best > -TB_BOUND and not pawn_move:
             continue  # late move pruning (pawn moves, passers among them, are kept)
         make(bb, t.mailbox, state, t.keys, t.undo, move)
-        t.played[ply] = move
         child_check = checkers(bb, state)
         gives_check = child_check != ZERO
         passer = quiet and pawn_move and _is_passer(t, to, us)
@@ -702,10 +685,6 @@ def _reward(t, move, ply, depth, us, tried):
     if t.killers[ply, 0] != move:
         t.killers[ply, 1] = t.killers[ply, 0]
         t.killers[ply, 0] = move
-    previous = t.played[ply - 1] if ply >= 1 else 0
-    if previous:
-        to = (previous >> 6) & 63
-        t.refutations[t.mailbox[to], to] = move
     bonus = min(depth * depth, HISTORY_BONUS_MAX)
     history = t.history
     history_add(history, us, move & 4095, bonus)
@@ -883,7 +862,6 @@ def root(t, depth, alpha, beta, root_moves, root_scores, count, probe, check_fn)
     for i in range(count):
         move = root_moves[i]
         make(bb, t.mailbox, state, t.keys, t.undo, move)
-        t.played[0] = move
         check = checkers(bb, state)
         child = depth - 1 + (_check_extension(t, move) if check and depth > 1 else 0)
         if i == 0:
@@ -966,8 +944,6 @@ def new_tree(position_arrays: tuple, tt: np.ndarray, history: np.ndarray,
                   wdl_keys=wdl_cache[0], wdl_values=wdl_cache[1], tb_materials=wdl_cache[2],
                   statics=np.zeros(MAX_PLY + 2, dtype=np.int64),
                   excluded=np.zeros(MAX_PLY + 2, dtype=np.int32),
-                  played=np.zeros(MAX_PLY + 2, dtype=np.int32),
-                  refutations=np.zeros((16, 64), dtype=np.int32),
                   tables=tables if tables is not None else no_tables(),
                   tb_moves=np.zeros((LEVELS, MAX_MOVES), dtype=np.int32), tb_err=np.zeros(2, dtype=np.int64))
     if not COMPILED:
