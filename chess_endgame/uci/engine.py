@@ -102,6 +102,8 @@ class UciEngine:
         self.options = {o.name.lower(): o for o in options()}
         self.values = {o.name.lower(): o.default for o in self.options.values()}
         self.player = player or Player(Prober(with_embedded(self.values["syzygypath"] or None)))
+        if warmed is not None:
+            self._warmed = self._then_read_tables(warmed)
         self.board = chess.Board()
         self._search_ply = 0
         #: Why the last ``position`` was refused (None: the board is the GUI's).
@@ -173,6 +175,21 @@ class UciEngine:
         for option in self.options.values():
             self.send(declaration(option))
         self.send("uciok")
+
+    def _then_read_tables(self, warmed: threading.Event) -> threading.Event:
+        """An event set once the warm-up is over and the compiled prober has read its tables' headers, which the
+        first search would otherwise read on the clock."""
+        ready = threading.Event()
+
+        def run() -> None:
+            warmed.wait()
+            try:
+                _ = self.player.prober.compiled_tables
+            finally:
+                ready.set()
+
+        threading.Thread(target=run, name="tables", daemon=True).start()
+        return ready
 
     def _isready(self, args: list[str]) -> None:
         warmed = self._warmed
@@ -252,6 +269,7 @@ class UciEngine:
 
     def _load_tables(self, path: str) -> None:
         prober = Prober(with_embedded(path or None), probe_limit=self.player.options.probe_limit)
+        _ = prober.compiled_tables  # the headers read now, not at the first search's clock
         for directory, problem in prober.files.bad_directories.items():
             self.info_string(f"SyzygyPath directory {directory}: {problem}")
         self.player.set_prober(prober)
