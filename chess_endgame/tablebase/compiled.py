@@ -113,23 +113,6 @@ def _group(norm: list[int], pieces: list[int], i: int) -> list[int]:
     return norm
 
 
-def _factors_piece(h: _Header, order: int, norm: list[int]) -> tuple[list[int], int]:
-    factor = [0] * 7
-    n = 64 - norm[0]
-    f, i, k = 1, norm[0], 0
-    while i < h.num or k == order:
-        if k == order:
-            factor[0] = f
-            f *= int(fmt.PIVOT_FACTOR[h.enc_type])
-        else:
-            factor[i] = f
-            f *= _subfactor(norm[i], n)
-            n -= norm[i]
-            i += norm[i]
-        k += 1
-    return factor, f
-
-
 def _norm_pawn(h: _Header, pieces: list[int]) -> list[int]:
     norm = [0] * h.num
     norm[0] = h.pawns[0]
@@ -138,17 +121,18 @@ def _norm_pawn(h: _Header, pieces: list[int]) -> list[int]:
     return _group(norm, pieces, h.pawns[0] + h.pawns[1])
 
 
-def _factors_pawn(h: _Header, order: int, order2: int, norm: list[int], file: int) -> tuple[list[int], int]:
+def _factors(h: _Header, norm: list[int], order: int, lead: int, order2: int = 0x0F) -> tuple[list[int], int]:
+    """The index factor of each group of the table's pieces, and the table's size: the leading group
+    (``lead`` placements) in place ``order``, the other side's pawns (when ``order2`` < 15) in place ``order2``,
+    then each group of like pieces as a combination of the squares the groups before it leave."""
     factor = [0] * 7
-    i = norm[0]
-    if order2 < 0x0F:
-        i += norm[i]
+    i = norm[0] + (norm[norm[0]] if order2 < 0x0F else 0)
     n = 64 - i
     f, k = 1, 0
     while i < h.num or k in (order, order2):
         if k == order:
             factor[0] = f
-            f *= int(fmt.PAWN_FACTOR[norm[0] - 1, file])
+            f *= lead
         elif k == order2:
             factor[norm[0]] = f
             f *= _subfactor(norm[norm[0]], 48 - norm[0])
@@ -175,10 +159,10 @@ def _pieces(h: _Header, data: np.ndarray, at: int, file: int, side: int, shift: 
     if h.pawns[0]:
         order2 = (int(data[at + 1]) >> shift) & 0x0F if h.pawns[1] else 0x0F
         norm = _norm_pawn(h, pieces)
-        factor, size = _factors_pawn(h, order, order2, norm, file)
+        factor, size = _factors(h, norm, order, int(fmt.PAWN_FACTOR[norm[0] - 1, file]), order2)
     else:
         norm = _norm_piece(h, pieces)
-        factor, size = _factors_piece(h, order, norm)
+        factor, size = _factors(h, norm, order, int(fmt.PIVOT_FACTOR[h.enc_type]))
     _set(h, file, side, pieces, norm, factor)
     return size
 
