@@ -99,7 +99,7 @@ LONG_COMMANDS: dict[str, tuple[list[str], Ready]] = {
     "bench probe": (["bench", "probe"], after(3)),
     "bench convert": (["bench", "convert", "--positions", "60"], after(3)),
     "bench features": (["bench", "features"], after(3)),
-    "bench choose": (["bench", "choose"], after(3)),
+    "bench choose": (["bench", "choose", "--positions", "500", "--worst-positions", "500"], after(3)),
     "tablebases verify": (["tablebases", "verify", "--deep", "--samples", "1000"], after(3)),
 }
 

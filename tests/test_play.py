@@ -111,7 +111,7 @@ def test_balanced_starts_are_seeded_and_balanced(prober) -> None:
     # A dead draw: the default judge (BALANCE_NODES nodes) sees the rook ending reach drawn 5-piece tables, 0.00.
     require_tables(prober, "KRPvKR")
     judge = default_judge(prober)
-    assert judge.evaluate(chess.Board("6r1/2R5/5p2/4k3/8/4P3/8/1K6 w - - 0 1")) == Cp(0)
+    assert judge.evaluate(chess.Board("K7/6p1/8/8/3r3R/4k2P/8/8 w - - 0 1")) == Cp(0)
 
 
 class Tables:

@@ -179,6 +179,7 @@ class Player:
             # One-off set-up, before the clock starts, where the search will play; a root the tables rank
             # needs none of it, and its caller's deadlines (taken before the call) must not pay for it.
             load_compiled()
+        _ = getattr(self.prober, "compiled_tables", None)  # the tables' headers read (once) before the clock, too
         start = time.monotonic()
         # MultiPV reports every move's class: then every DTZ is probed. The ranking always
         # completes unless the game clock would run out first (the time manager reserves it).

@@ -154,6 +154,7 @@ class Searcher:
         """Search ``board`` (left untouched; its move stack is the game history) within ``limits``."""
         limits = limits or Limits()
         load_compiled()  # before the clock starts: set-up is not search time
+        self._compiled_tables()  # so is reading the compiled prober's table headers (once)
         self.limits = limits
         self.start = time.monotonic()
         self.nodes = self.tbhits = self.seldepth = 0
@@ -250,9 +251,12 @@ class Searcher:
     def _shared_arrays(self) -> tuple[object, ...]:
         """The arrays the tree shares with the searcher: the TT, the history, the weights, the pawn
         table, the WDL cache and the compiled prober's tables (None without them)."""
-        tables = getattr(self.prober, "compiled_tables", None) if self.prober is not None else None
         return (self.tt.table, self._history, self.evaluator.vector, *self._pawn_table,
-                *self._wdl_cache, tables)
+                *self._wdl_cache, self._compiled_tables())
+
+    def _compiled_tables(self) -> object | None:
+        """The compiled prober's tables (read at the first call), None with another prober or none."""
+        return getattr(self.prober, "compiled_tables", None) if self.prober is not None else None
 
     def _build_tree(self) -> core.Tree:
         self._tree_shares = self._shared_arrays()
