@@ -5,12 +5,10 @@ from __future__ import annotations
 
 import math
 
-import chess
 import numpy as np
 import pytest
 
 from chess_endgame.bench.common import percentile
-from chess_endgame.bench.defence import ended
 
 from .conftest import run
 
@@ -72,19 +70,3 @@ def test_bench_search_prints_only_what_it_measured() -> None:
     assert int(total[46:56]) == sum(int(row[46:56]) for row in rows)
     assert not any(word in out for word in ("sunfish", "peer", "python-chess engine", "reference"))
 
-
-def test_bench_defence_lets_only_the_defender_claim_a_draw() -> None:
-    board = chess.Board("7k/8/8/8/8/K7/8/1Q6 w - - 0 1")
-    for move in "b1c1 h8g8 c1d1 g8h8 d1c1 h8g8 c1b1 g8h8".split():
-        board.push_uci(move)
-    # White, winning, could claim a threefold repetition by Qc1 (python-chess's claim), but would not.
-    assert board.can_claim_threefold_repetition() and not board.is_repetition(3)
-    assert ended(board, chess.WHITE) is None
-    board.push_uci("b1c1")  # the third time: Black claims it
-    assert ended(board, chess.WHITE) == (True, "threefold_repetition")
-    # The 50-move rule: the defender claims it on its turn at 99 halfmoves (its next move reaches 100), the
-    # attacker's turn ends the game only at 100.
-    assert ended(chess.Board("7k/8/8/8/8/K7/8/1Q6 w - - 99 80"), chess.WHITE) is None
-    assert ended(chess.Board("7k/8/8/8/8/K7/8/1Q6 w - - 100 80"), chess.WHITE) == (True, "fifty_moves")
-    assert ended(chess.Board("7k/8/8/8/8/K7/8/1Q6 b - - 99 80"), chess.WHITE) == (True, "fifty_moves")
-    assert ended(chess.Board("7k/5Q2/6K1/8/8/8/8/8 b - - 0 1"), chess.WHITE) == (True, "stalemate")

@@ -182,3 +182,12 @@ def test_the_training_api_answers_and_refuses_bad_input(prober: Prober) -> None:
                 ("move?move=f1f8", 400, "missing fen"), ("new?material=KRPvKRB", 404, "KRPvKRB")):
             status, answer = get_json(f"{url}/api/train/{query}")
             assert status == status_expected and words in answer["error"], (query, status, answer)
+
+
+def test_a_drill_is_not_over_while_the_user_can_still_win_at_a_clock_of_99(prober: Prober) -> None:
+    # python-chess's claim_draw=True would end it here (any quiet move reaches 100); the capture zeroes and wins.
+    fen = "4k3/8/8/8/8/3p4/8/3QK3 w - - 99 80"
+    session = Session(from_fen(fen, prober), prober)
+    assert session.drill.goal == WIN and not session.over and session.result() == "playing"
+    feedback = session.play("Qxd3")
+    assert feedback.verdict == KEPT and not session.over

@@ -3,9 +3,10 @@
 The attacker is this project's search at a small node budget without tables; the defender answers from the
 tables, either with :func:`~chess_endgame.train.defence.tough_move` (the drills' defence) or with the usual
 longest-DTZ move (:func:`~chess_endgame.train.defence.plain_move`). Both play the same seeded quiet 4-5-piece
-wins. The attacker fails when the game is drawn (the 50-move rule or a threefold repetition, claimed by the
-defender; stalemate, insufficient material) or when its move leaves a position the tables call a draw (it can
-no longer win).
+wins. The attacker fails when the game is drawn (:func:`chess_endgame.board.outcome`: the 50-move rule at a
+clock of 100 and a threefold repetition at the third occurrence, not a move early as python-chess's claims,
+which a winning side would never make; stalemate, insufficient material) or when its move leaves a position
+the tables call a draw (it can no longer win).
 """
 
 from __future__ import annotations
@@ -18,6 +19,7 @@ from dataclasses import dataclass
 import chess
 
 from chess_endgame.bench.common import present, won_positions
+from chess_endgame.board import outcome
 from chess_endgame.engine.result import Limits
 from chess_endgame.engine.search import Searcher
 from chess_endgame.tablebase.prober import Prober
@@ -39,25 +41,6 @@ class Game:
     why: str
 
 
-def ended(board: chess.Board, attacker: chess.Color) -> tuple[bool, str] | None:
-    """Whether the game is over before the side to move plays: (the attacker failed, why), or None.
-
-    Only the defender claims a draw: on its turn whatever python-chess lets it claim (a threefold repetition or
-    the 50-move rule, now or by its next move); on the attacker's turn, a position that has occurred three times
-    or a halfmove clock of 100, which the defender's last move reached and claimed. The attacker never claims
-    a draw by its own next move: it is winning.
-    """
-    defender_to_move = board.turn != attacker
-    end = board.outcome(claim_draw=defender_to_move)
-    if end is not None:
-        return end.winner != attacker, end.termination.name.lower()
-    if board.is_repetition(3):
-        return True, chess.Termination.THREEFOLD_REPETITION.name.lower()
-    if board.is_fifty_moves():
-        return True, chess.Termination.FIFTY_MOVES.name.lower()
-    return None
-
-
 def play(start: str, defence: str, prober: Prober, nodes: int, seed: int) -> Game:
     """The attacker (to move in ``start``) against ``defence`` ("tough" or "plain")."""
     board = chess.Board(start)
@@ -65,9 +48,9 @@ def play(start: str, defence: str, prober: Prober, nodes: int, seed: int) -> Gam
     searcher = Searcher(prober=None, hash_mb=4)
     rng = random.Random(seed)
     for ply in range(MAX_PLIES):
-        end = ended(board, attacker)
+        end = outcome(board)
         if end is not None:
-            return Game(start, defence, end[0], ply, end[1])
+            return Game(start, defence, end.winner != attacker, ply, end.termination.name.lower())
         if board.turn == attacker:
             move = searcher.search(board, Limits(nodes=nodes)).best_move
             assert move is not None

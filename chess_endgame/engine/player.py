@@ -18,6 +18,7 @@ from dataclasses import dataclass, field
 import chess
 import chess.engine
 
+from chess_endgame.board import outcome
 from chess_endgame.chooser import Choice, MoveClass, RankedMove, choose, has_repeated, rank_move
 from chess_endgame.engine.evaluation import Evaluator
 from chess_endgame.engine.result import Info, Limits, SearchResult
@@ -314,7 +315,7 @@ class Player:
         if deadline is not None:
             stop_at = min(stop_at, deadline - 0.005)
         for _ in range(self.options.tb_pv_plies):
-            if time.monotonic() >= stop_at or temp.is_game_over(claim_draw=True):
+            if time.monotonic() >= stop_at or outcome(temp) is not None:
                 break
             nxt = choose(temp, self.prober, rule50=self.options.rule50, deadline=stop_at)
             if not isinstance(nxt, Choice) or not nxt.moves:

@@ -75,7 +75,7 @@ class Outcome(enum.IntEnum):
         return self.name.lower().replace("_", " ")
 
 
-def outcome(cls: MoveClass) -> Outcome:
+def class_outcome(cls: MoveClass) -> Outcome:
     """A class's outcome: MAYBE_WIN counts as a win and MAYBE_LOSS as a loss (as the chooser's game result)."""
     if cls >= MoveClass.MAYBE_WIN:
         return Outcome.WIN
@@ -119,7 +119,7 @@ def tablebase_judgement(best: RankedMove, played: RankedMove, *, repeats: bool =
     ``repeats``: the position after the move has occurred before (a third time draws). ``draw``: why
     the position after the move is a draw at once (:func:`drawn_by`), named in the reason.
     """
-    before, after = outcome(best.cls), outcome(played.cls)
+    before, after = class_outcome(best.cls), class_outcome(played.cls)
     if after < before:
         rule = ", a draw under the 50-move rule" if after in (Outcome.CURSED_WIN, Outcome.BLESSED_LOSS) else ""
         how = f" by {draw}" if draw and after == Outcome.DRAW else ""

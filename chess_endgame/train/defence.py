@@ -8,15 +8,15 @@ user's result, a move after which one of them captures or promotes counting as t
 search, and most players, find a winning capture at once); then a seeded random one.
 
 The order is measured (``chess-endgame bench defence``: 300 seeded 4-5-piece wins, a weak attacker of this
-project's search at 2000 nodes without tables, draws claimed by the defender only): the attacker failed in
-50.7% of the games against this defence and in 47.3% against the plain one (1.07x; 1.11x on the starts of
-seed 2). Resistance comes first because every order that gives some of it up did worse on the same starts:
-the fewest keeping replies first, 28.0% (captures counted as the easiest, 31.3%); the fewest keeping replies
-among moves within 4 plies of the longest resistance, 31.7%; a move after which a quick search (300 nodes)
-throws the win away or makes the least progress, 40.0%. Other tie-breaks after the resistance (moves back to
-a repeated position, checks first, the fewest replies that make the fastest progress) all gave 1.07-1.12x:
-the attacker's failures are conversions it cannot finish within the 50-move rule and slips into a
-tablebase draw, which the longest resistance provokes.
+project's search at 2000 nodes without tables; a repetition or the 50-move rule draws when it holds, not a
+move early): the attacker failed in 51.3% of the games against this defence and in 47.3% against the plain one
+(1.08x; 1.11x on the starts of seed 2). Resistance comes first because every order that gives some of it up
+did worse on the same starts: the fewest keeping replies first, 28.0% (captures counted as the easiest,
+31.3%); the fewest keeping replies among moves within 4 plies of the longest resistance, 31.7%; a move after
+which a quick search (300 nodes) throws the win away or makes the least progress, 40.0%. Other tie-breaks
+after the resistance (moves back to a repeated position, checks first, the fewest replies that make the
+fastest progress) all gave 1.07-1.12x: the attacker's failures are conversions it cannot finish within the
+50-move rule and slips into a tablebase draw, which the longest resistance provokes.
 :func:`plain_move` is the usual tablebase reply (the chooser's best move: the longest DTZ when losing),
 the baseline the tough defence is measured against (``chess-endgame bench defence``).
 """
@@ -27,6 +27,7 @@ import random
 
 import chess
 
+from chess_endgame.board import outcome
 from chess_endgame.chooser import Choice, MoveClass, RankedMove, choose
 from chess_endgame.tablebase.prober import NotCovered, Prober
 
@@ -56,7 +57,7 @@ def keeping_replies(board: chess.Board, move: chess.Move, prober: Prober) -> tup
     of them capture or promote (a search finds those at once), and how many there are."""
     board.push(move)
     try:
-        if board.is_game_over(claim_draw=True):
+        if outcome(board) is not None:
             return 0, 0
         keeping = _choice(board, prober).best_class_moves()
         return sum(1 for m in keeping if board.is_capture(m.move) or m.move.promotion), len(keeping)

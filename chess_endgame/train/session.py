@@ -16,8 +16,9 @@ from dataclasses import dataclass, field
 
 import chess
 
+from chess_endgame.board import outcome
 from chess_endgame.chooser import Choice, MoveClass, RankedMove, choose
-from chess_endgame.review.judge import Judgement, drawn_by, outcome, spare, tablebase_judgement
+from chess_endgame.review.judge import Judgement, class_outcome, drawn_by, spare, tablebase_judgement
 from chess_endgame.tablebase.prober import NotCovered, Prober
 from chess_endgame.train.defence import NoTablebaseMove, plain_move, tough_move
 from chess_endgame.train.drill import WIN, Drill
@@ -105,7 +106,7 @@ class Session:
         while move is not None and len(words) < plies:
             words.append(board.san(move))
             board.push(move)
-            if board.is_game_over(claim_draw=True):
+            if outcome(board) is not None:
                 break
             try:
                 best = self._choice(board).best
@@ -118,7 +119,7 @@ class Session:
 
     @property
     def over(self) -> bool:
-        return self.board.is_game_over(claim_draw=True)
+        return outcome(self.board) is not None
 
     def parse(self, text: str) -> chess.Move:
         """The user's move from SAN or UCI; :exc:`ValueError` saying why not."""
@@ -163,9 +164,9 @@ class Session:
             kind = SPENT
         else:
             kind = KEPT
-        return Feedback(board.san(played.move), played.uci, kind, outcome(best.cls).text, outcome(played.cls).text,
-                        verdict.reason, board.san(best.move), self.line(board, best.move),
-                        spare(played) if played.cls != MoveClass.DRAW else None)
+        return Feedback(board.san(played.move), played.uci, kind, class_outcome(best.cls).text,
+                        class_outcome(played.cls).text, verdict.reason, board.san(best.move),
+                        self.line(board, best.move), spare(played) if played.cls != MoveClass.DRAW else None)
 
     def undo(self) -> bool:
         """Take back the user's last move (and the program's answer to it); False when there is none."""
@@ -188,7 +189,7 @@ class Session:
 
     def result(self) -> str:
         """won, drawn or lost (from the user's view) once over; "playing" before."""
-        end = self.board.outcome(claim_draw=True)
+        end = outcome(self.board)
         if end is None:
             return "playing"
         if end.winner is None:
@@ -203,7 +204,7 @@ class Session:
         board = self.drill.board
         moves = 0
         for _ in range(plies):
-            if board.is_game_over(claim_draw=True):
+            if outcome(board) is not None:
                 return moves
             if board.turn == self.user:
                 best = self._choice(board).best
