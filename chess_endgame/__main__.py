@@ -1,6 +1,6 @@
 """``python -m chess_endgame``: the same as the ``chess-endgame`` command."""
 
-from chess_endgame_cli.main import main
+from chess_endgame_cli.launch import main
 
 if __name__ == "__main__":
     main()

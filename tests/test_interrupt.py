@@ -124,6 +124,31 @@ def test_ctrl_c_exits_130(syzygy_path: str, name: str, request: pytest.FixtureRe
     assert_interrupted(*interrupt(args, ready, again_after=again_after)[::2])
 
 
+
+#: A Ctrl-C while the program loads: an import hook raises KeyboardInterrupt as the commands' module is imported,
+#: where a real Ctrl-C lands in the first half second.
+CTRL_C_WHILE_LOADING = """
+import sys
+class Interrupt:
+    def find_spec(self, name, path=None, target=None):
+        if name == "chess_endgame_cli.main":
+            raise KeyboardInterrupt
+sys.meta_path.insert(0, Interrupt())
+sys.argv = ["chess-endgame", "--version"]
+from chess_endgame_cli.launch import main
+main()
+"""
+
+
+def test_ctrl_c_while_the_program_loads_is_one_line_and_130() -> None:
+    proc = subprocess.run([sys.executable, "-c", CTRL_C_WHILE_LOADING], capture_output=True, text=True, timeout=60)
+    assert proc.returncode == 130 and proc.stdout == "", proc.stderr
+    assert proc.stderr.strip() == "chess-endgame: interrupted while starting; nothing was done"
+    # Without the hook the same entry point runs the program.
+    proc = subprocess.run([sys.executable, "-c", CTRL_C_WHILE_LOADING.replace("sys.meta_path.insert", "print")],
+                          capture_output=True, text=True, timeout=60)
+    assert proc.returncode == 0 and "chess-endgame, version" in proc.stdout, proc.stderr
+
 def test_play_keeps_the_game_so_far(syzygy_path: str, tmp_path: Path) -> None:
     pgn = tmp_path / "game.pgn"
     code, out, err = interrupt(["play", ROOK_ENDING, "--opponent", "self", "--movetime", "300", "--pgn", str(pgn)],
