@@ -105,8 +105,26 @@ class CommandGroup(click.Group):
             sys.exit(exc.exit_code)
         except (click.Abort, KeyboardInterrupt):
             interrupted("nothing was kept")
+        except Exception as exc:
+            if not caused_by_ctrl_c(exc):
+                raise
+            interrupted("nothing was kept")
         code = code if isinstance(code, int) else 0
         sys.exit(1 if code == 0 and MOVED_OUTPUTS else code)  # an output went elsewhere: not a success
+
+
+def caused_by_ctrl_c(exc: BaseException) -> bool:
+    """Whether a Ctrl-C is behind ``exc``: C code that Python interrupted may report another error with the
+    KeyboardInterrupt as its cause (numba's dispatcher: "SystemError: ... returned a result with an exception
+    set"; a class body: "RuntimeError: Error calling __set_name__")."""
+    seen: set[int] = set()
+    cause: BaseException | None = exc
+    while cause is not None and id(cause) not in seen:
+        if isinstance(cause, KeyboardInterrupt):
+            return True
+        seen.add(id(cause))
+        cause = cause.__cause__
+    return False
 
 
 def user_errors(func: F) -> F:
@@ -119,6 +137,8 @@ def user_errors(func: F) -> F:
         except BrokenPipeError:
             raise  # the reader went away (e.g. `| head`): not the user's error
         except (PositionError, ValueError, OSError) as exc:
+            if caused_by_ctrl_c(exc):
+                raise
             fail(str(exc))
 
     return wrapper  # type: ignore[return-value]

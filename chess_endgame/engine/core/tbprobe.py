@@ -63,6 +63,8 @@ if COMPILED:
     from numba.core import types
     from numba.experimental import structref
 
+    from chess_endgame.engine.core.jit import StructProxy
+
     @structref.register
     class TablesType(types.StructRef):
         """numba's type of :class:`Tables`: a reference to a struct of arrays (a tuple of them would be
@@ -71,7 +73,7 @@ if COMPILED:
         def preprocess_fields(self, fields):
             return tuple((name, types.unliteral(typ)) for name, typ in fields)
 
-    class Tables(structref.StructRefProxy):
+    class Tables(StructProxy):
         """The arrays of a set of tables, passed to compiled code by reference."""
 
     structref.define_proxy(Tables, TablesType, list(TABLES_FIELDS))

@@ -129,6 +129,8 @@ if COMPILED:
     from numba.core import types
     from numba.experimental import structref
 
+    from chess_endgame.engine.core.jit import StructProxy
+
     @structref.register
     class TreeType(types.StructRef):
         """numba's type of a :class:`Tree`: a reference to a struct of arrays."""
@@ -136,7 +138,7 @@ if COMPILED:
         def preprocess_fields(self, fields):
             return tuple((name, types.unliteral(typ)) for name, typ in fields)
 
-    class Tree(structref.StructRefProxy):
+    class Tree(StructProxy):
         """The arrays of a search, passed to compiled code by reference: a tuple of the same arrays would
         be copied, and each array reference-counted, at every call (about 100 ns, an eighth of a node).
         Python reads the same arrays through plain attributes (:func:`new_tree` sets them)."""
