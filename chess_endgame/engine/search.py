@@ -116,7 +116,7 @@ class Searcher:
         self._budget: NodeBudget | None = None
         #: The draw score for White of the last search (the TT holds scores made with it).
         self._draw_white = 0
-        self._history = np.zeros((2, 4096), dtype=np.int64)
+        self._history = core.new_history()
         self._pawn_table = new_pawn_table()
         self._wdl_cache = self._new_wdl_cache()
         self._wdl_identity: tuple = ()

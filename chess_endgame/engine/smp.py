@@ -65,7 +65,7 @@ class Helper:
     def __init__(self, index: int, probe_position: Callable[[Position], int]) -> None:
         self.index = index
         self.position = Position()
-        self.history = np.zeros((2, 4096), dtype=np.int64)
+        self.history = core.new_history()
         self.pawn_table = new_pawn_table()
         self.tree: core.Tree | None = None
         self._shares: tuple = ()

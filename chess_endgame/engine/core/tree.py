@@ -111,6 +111,14 @@ PAWN_ENDING_EXTENSION = 2                # a capture that leaves only kings and 
 #: Singular extensions: from this depth, a TT move whose stored lower bound no other move reaches within
 #: SINGULAR_MARGIN x depth (searched to half the depth) is extended a ply.
 SINGULAR_DEPTH, SINGULAR_MARGIN = 7, 2
+#: Correction history: the searches' mean error of the static evaluation, learnt by side to move and a hash of the
+#: pawns and the pieces' counts, is added to it. Kept in 1/CORRECTION_GRAIN centipawns in the history array's
+#: columns from HISTORY_MOVES on; an update weighs min(depth + 1, CORRECTION_WEIGHT) in 256.
+HISTORY_MOVES = 4096
+CORRECTION_BITS = 14
+CORRECTION_GRAIN = 64
+CORRECTION_MAX = 200 * CORRECTION_GRAIN
+CORRECTION_WEIGHT = 16
 
 #: ``counters`` indices: nodes, next check, stopped, seldepth, tbhits, root depth, table pieces,
 #: probe depth, rule50, TT age, the unfinished iteration's proved move and score, multipv line, the score of
@@ -268,6 +276,32 @@ def _static_of(t, entry):
         if static != NO_STATIC:
             return static
     return _static(t)
+
+
+@njit
+def _correction_slot(bb):
+    """The history array's column of the position's correction: a hash of both sides' pawns and piece counts."""
+    counts = U64(popcount(bb[8]) * 16 + popcount(bb[0]))
+    h = bb[8 + PAWN_T] * U64(0x9E3779B97F4A7C15) ^ bb[PAWN_T] * U64(0xC2B2AE3D27D4EB4F) \
+        ^ counts * U64(0x165667B19E3779F9)
+    return HISTORY_MOVES + np.int64(h >> U64(64 - CORRECTION_BITS))
+
+
+@njit
+def _corrected(t, static):
+    """``static`` (the side to move's evaluation, cp) plus the correction history's mean error there."""
+    value = static + t.history[t.state[TURN], _correction_slot(t.bb)] // CORRECTION_GRAIN
+    return max(-TB_BOUND + 1, min(TB_BOUND - 1, value))
+
+
+@njit
+def _learn_correction(t, static, best, depth):
+    """Move the correction of the current position towards ``best - static`` (what a search of ``depth`` found
+    against the static evaluation), weighing deeper searches more."""
+    us, slot = t.state[TURN], _correction_slot(t.bb)
+    target = max(-CORRECTION_MAX, min(CORRECTION_MAX, (best - static) * CORRECTION_GRAIN))
+    weight = min(depth + 1, CORRECTION_WEIGHT)
+    t.history[us, slot] = (t.history[us, slot] * (256 - weight) + target * weight) // 256
 
 
 @njit
@@ -497,9 +531,11 @@ def search(t, depth, alpha, beta, ply, pv_node, null_ok, check, known, probe, ch
     # Pieces other than king and pawns for the side to move: without them zugzwang is the rule.
     pieces_us = bb[8 * us] & ~(bb[8 * us + PAWN_T] | bb[8 * us + KING_T])
     static = -INF
+    raw = NO_STATIC
     improving = 1
     if not check:
-        static = _static_of(t, entry)
+        raw = _static_of(t, entry)
+        static = _corrected(t, raw)
         # Improving: the side to move stands better than two plies ago (or was in check then).
         if ply >= 2 and t.statics[ply - 2] > -INF:
             improving = 1 if static > t.statics[ply - 2] else 0
@@ -637,7 +673,11 @@ def search(t, depth, alpha, beta, ply, pv_node, null_ok, check, known, probe, ch
         best = max_value
     if not excluded:  # a search without one move is not this position's value
         bound = LOWER if best >= beta else (EXACT if best > original_alpha else UPPER)
-        tt_store(t, key, depth, bound, to_tt(best, ply), best_move, NO_STATIC if check else static)
+        tt_store(t, key, depth, bound, to_tt(best, ply), best_move, raw)
+        # The evaluation's error, where the bound says which way: not after a capture, whose gain it does not see.
+        if not check and abs(best) < TB_BOUND and (not best_move or not t.mailbox[(best_move >> 6) & 63]) \
+                and not (bound == LOWER and best <= static) and not (bound == UPPER and best >= static):
+            _learn_correction(t, raw, best, depth)
     return best
 
 
@@ -730,7 +770,8 @@ def qsearch(t, alpha, beta, ply, first, check, known, check_fn):
         if not n:
             return best
     else:
-        best = static = _static_of(t, entry)
+        static = _static_of(t, entry)
+        best = _corrected(t, static)
         if best >= beta or ply >= MAX_PLY:
             return best
         n = _tactical(t, moves)
@@ -924,10 +965,15 @@ def new_wdl_cache(size: int = 1 << 16, tables: Iterable[str] | None = None) -> t
     return np.zeros(size, dtype=np.uint64), np.zeros(size, dtype=np.int64), materials
 
 
+def new_history() -> np.ndarray:
+    """Empty history tables, by side to move: the quiet moves' (by from-to square) and the correction history's."""
+    return np.zeros((2, HISTORY_MOVES + (1 << CORRECTION_BITS)), dtype=np.int64)
+
+
 def new_tree(position_arrays: tuple, tt: np.ndarray, history: np.ndarray,
              weights: np.ndarray, pawn_table: tuple, wdl_cache: tuple, tables: Tables | None = None) -> Tree:
-    """A :class:`Tree` over a position's arrays, a TT, a history table, the evaluation's weights and
-    pawn table, a WDL cache (:func:`new_wdl_cache`) and the compiled prober's tables (None: none, the tree
+    """A :class:`Tree` over a position's arrays, a TT, history tables (:func:`new_history`), the evaluation's
+    weights and pawn table, a WDL cache (:func:`new_wdl_cache`) and the compiled prober's tables (None: none, the tree
     asks its probe callback)."""
     bb, mailbox, state, keys, undo = position_arrays
     arrays = dict(bb=bb, mailbox=mailbox, state=state, keys=keys, undo=undo,
