@@ -15,7 +15,8 @@ did worse on the same starts: the fewest keeping replies first, 28.0% (captures 
 31.3%); the fewest keeping replies among moves within 4 plies of the longest resistance, 31.7%; a move after
 which a quick search (300 nodes) throws the win away or makes the least progress, 40.0%; a check first when it
 gives up at most 4, 10 or 20 plies of resistance, 47.7%, 47.7% and 46.3% against the plain defence's 46.7% in
-the same run. Other tie-breaks after the resistance (moves back to a repeated position, checks first, the
+the same run (these orders were played by a copy of the bench's loop, kept out of the package). Other
+tie-breaks after the resistance (moves back to a repeated position, a check among equally resisting moves, the
 fewest replies that make the fastest progress) all gave 1.07-1.12x: the attacker's failures are conversions it
 cannot finish within the 50-move rule and slips into a tablebase draw, which the longest resistance provokes.
 :func:`plain_move` is the usual tablebase reply (the chooser's best move: the longest DTZ when losing),
