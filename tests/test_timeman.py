@@ -195,3 +195,56 @@ def test_the_time_budget_plans_for_the_moves_left_before_the_tables() -> None:
     near, far = budget(10_000, 100, horizon=moves_left(6, 5)), budget(10_000, 100, horizon=moves_left(14, 5))
     assert near.soft > far.soft and near.hard <= 10_000 / 4 and near.clock == far.clock
     assert budget(10_000, 100, moves_to_go=20, horizon=5) == budget(10_000, 100, moves_to_go=20)  # the GUI says
+
+
+def test_the_soft_budget_stretches_while_the_best_move_changes_or_the_score_falls() -> None:
+    from chess_endgame.engine.timeman import STABLE_DEPTHS, Stretch
+
+    steady = Stretch()
+    shares = [steady.after_iteration(depth, "e2e4", 20) for depth in range(1, STABLE_DEPTHS + 3)]
+    assert shares[:STABLE_DEPTHS] == [1.0] * STABLE_DEPTHS  # as planned while the move is young
+    assert shares[-1] < 1.0  # a best move kept for many iterations: less time
+
+    changing = Stretch()
+    for depth, move in enumerate(["e2e4", "d2d4", "e2e4", "d2d4"], start=1):
+        share = changing.after_iteration(depth, move, 20)
+    assert share > 1.5  # three changes in a row
+    assert changing.after_iteration(5, "d2d4", 20) < share  # each change counts less as iterations pass
+
+    falling, rising = Stretch(), Stretch()
+    for depth in range(1, 7):
+        fall = falling.after_iteration(depth, "e2e4", 20 - 40 * depth)
+        rise = rising.after_iteration(depth, "e2e4", 20 + 40 * depth)
+    assert fall > 1.0 > rise
+
+    decided = Stretch()
+    for depth, move in enumerate(["e2e4", "d2d4", "e2e4"], start=1):
+        assert decided.after_iteration(depth, move, 19_990, decided=True) == 1.0  # a mate or a table: as planned
+
+
+def test_the_search_starts_another_iteration_only_within_half_the_stretched_soft_budget() -> None:
+    from chess_endgame.engine.timeman import Stretch
+
+    class Fixed(Stretch):
+        def __init__(self, share: float) -> None:
+            super().__init__()
+            self.share = share
+
+        def after_iteration(self, *args: object, **kwargs: object) -> float:
+            return self.share
+
+    searcher = Searcher()
+    now = time.monotonic()
+    searcher.start = now - 0.3  # 0.3 s searched of a 1 s soft budget, 2 s hard
+    searcher.limits = Limits(soft_deadline=now + 0.7, deadline=now + 1.7)
+    done = {}
+    for share in (0.5, 1.0, 2.5):
+        searcher._stretch = Fixed(share)
+        done[share] = searcher._done_after_iteration(9, 30, 20, chess.Move.from_uci("e2e4"))
+    assert done == {0.5: True, 1.0: False, 2.5: False}
+    # 1.1 s searched of a 1 s soft budget and a 2 s hard stop: stretched 2.5 times the soft budget would be 2.5 s,
+    # but never more than the hard stop, whose half has passed.
+    now = time.monotonic()
+    searcher.start = now - 1.1
+    searcher.limits = Limits(soft_deadline=now - 0.1, deadline=now + 0.9)
+    assert searcher._done_after_iteration(9, 30, 20, chess.Move.from_uci("e2e4"))

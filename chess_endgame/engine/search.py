@@ -50,6 +50,7 @@ from chess_endgame.engine.evaluation import Evaluator
 from chess_endgame.engine.interrupt import sigint_deferred
 from chess_endgame.engine.result import Info, Limits, SearchResult, decode, encode, score_of
 from chess_endgame.engine.smp import Helper, NodeBudget
+from chess_endgame.engine.timeman import Stretch
 from chess_endgame.engine.tt import TranspositionTable
 from chess_endgame.tablebase.prober import NotCoveredError, Prober
 
@@ -162,6 +163,7 @@ class Searcher:
         self._raised: BaseException | None = None  # raised inside a callback, raised again after it
         self._check_every = 1
         self._searched = False  # depth 1 complete: the deadlines apply from now on
+        self._stretch = Stretch()
         draw_white = -self.contempt if board.turn == chess.WHITE else self.contempt
         if draw_white != self._draw_white:
             self.tt.clear()  # its scores counted draws for the other side (or with another contempt)
@@ -219,7 +221,7 @@ class Searcher:
                             on_info(self._info(depth, score, pv, line + 1))
                     result.depth, result.lines = depth, lines
                     self._searched = True
-                    if self._done_after_iteration(depth, previous, len(root_moves)):
+                    if self._done_after_iteration(depth, previous, len(root_moves), result.best_move):
                         break
             except _Stop:
                 if counters[core.PARTIAL_MOVE]:
@@ -446,7 +448,7 @@ class Searcher:
                 on_info(self._info(depth, score, pv, multipv, bound))
             delta *= 2
 
-    def _done_after_iteration(self, depth: int, score: int, root_count: int) -> bool:
+    def _done_after_iteration(self, depth: int, score: int, root_count: int, best: chess.Move | None) -> bool:
         limits = self.limits
         if abs(score) >= MATE_BOUND and depth >= MATE - abs(score) + 2:
             return True  # a mate proven with plies to spare: deeper iterations only repeat it
@@ -455,9 +457,13 @@ class Searcher:
         if limits.mate is not None and score >= MATE_BOUND and (MATE - score + 1) // 2 <= limits.mate:
             return True
         if limits.soft_deadline is not None:
-            # The next iteration takes longer than all before it: start it only in the first half.
-            now = time.monotonic()
-            if now >= limits.soft_deadline or now - self.start >= (limits.soft_deadline - self.start) / 2:
+            # The next iteration takes longer than all before it: start it only in the first half of the soft
+            # budget, stretched by how the iterations went (never past the hard stop).
+            stretch = self._stretch.after_iteration(depth, best, score, abs(score) >= TB_BOUND)
+            span = (limits.soft_deadline - self.start) * stretch
+            if limits.deadline is not None:
+                span = min(span, limits.deadline - self.start)
+            if time.monotonic() - self.start >= span / 2:
                 return True
         return root_count == 1 and (limits.soft_deadline is not None or limits.deadline is not None)
 

@@ -7,7 +7,7 @@ stop leaves the overhead and a share of the remaining time untouched.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 #: Moves assumed left in the game when the GUI does not say (sudden death / increment).
 DEFAULT_MOVES_TO_GO = 30
@@ -70,6 +70,42 @@ def budget(time_left: int, increment: int = 0, moves_to_go: int | None = None, o
     hard = max(1.0, min(hard, time_left - 2 * overhead - LATENCY_MS))
     soft = max(1.0, min(soft, hard))
     return Budget(int(soft), int(hard), int(clock))
+
+
+#: How the soft budget stretches with the iterations (see :class:`Stretch`): a best move that changed adds
+#: this share, halved at each later iteration; a best move kept for STABLE_DEPTHS iterations takes STABLE off;
+#: a score falling by FALL_CP since FALL_BACK iterations earlier adds half the budget, rising takes a quarter off.
+CHANGE, STABLE, STABLE_DEPTHS = 1.0, 0.25, 8
+FALL_CP, FALL_BACK = 100, 4
+STRETCH_MIN, STRETCH_MAX = 0.5, 2.5
+
+
+@dataclass
+class Stretch:
+    """The share of the soft budget one move's search may use, from how its iterations went, as Stockfish's
+    time manager: more while the best move changes or the score falls, less once the best move has stood for
+    many iterations. Scores are centipawns from the side to move; moves are compared by equality."""
+
+    changes: float = 0.0
+    best: object = None
+    best_since: int = 0
+    scores: list[int] = field(default_factory=list)
+
+    def after_iteration(self, depth: int, best: object, score: int, decided: bool = False) -> float:
+        """The share of the soft budget (1.0: all of it, as planned) after the iteration at ``depth`` chose
+        ``best`` with ``score``; ``decided``: the score is a mate or a tablebase result, for which 1.0."""
+        self.changes /= 2
+        if best != self.best:
+            if self.best is not None:
+                self.changes += CHANGE
+            self.best, self.best_since = best, depth
+        self.scores.append(score)
+        if decided:
+            return 1.0
+        earlier = self.scores[max(0, len(self.scores) - 1 - FALL_BACK)]
+        falling = min(1.5, max(0.75, 1 + (earlier - score) / (2 * FALL_CP)))
+        stable = 1 - STABLE if depth - self.best_since >= STABLE_DEPTHS else 1.0
+        return min(STRETCH_MAX, max(STRETCH_MIN, falling * (1 + self.changes) * stable))
 
 
 def moves_left(pieces: int, table_pieces: int) -> int:

@@ -104,13 +104,16 @@ LMP_COUNT = np.array([0, 5, 8, 13, 20], dtype=np.int64)         # quiet moves se
 #: Late move reductions by depth and number of moves searched.
 LMR = np.array([[0 if d < 3 or m < 2 else int(0.5 + math.log(d) * math.log(m) / 2.2) for m in range(MAX_MOVES)]
                 for d in range(MAX_PLY + 1)], dtype=np.int64)
-HISTORY_GOOD = 2000                      # quiet moves above this history are reduced one ply less
+HISTORY_LMR = 1000                       # a quiet move is reduced a ply less (more) per this much history above (below) 0
 HISTORY_MAX = 500_000
 HISTORY_BONUS_MAX = 1600                 # a cutoff moves history by depth^2, at most this
 PAWN_ENDING_EXTENSION = 2                # a capture that leaves only kings and pawns
 #: Singular extensions: from this depth, a TT move whose stored lower bound no other move reaches within
 #: SINGULAR_MARGIN x depth (searched to half the depth) is extended a ply.
 SINGULAR_DEPTH, SINGULAR_MARGIN = 7, 2
+#: ProbCut: from this depth, a capture whose search PROBCUT_REDUCTION plies shallower still beats beta by
+#: PROBCUT_MARGIN centipawns makes a non-PV node fail high.
+PROBCUT_DEPTH, PROBCUT_MARGIN, PROBCUT_REDUCTION = 5, 200, 4
 #: Correction history: the searches' mean error of the static evaluation, learnt by side to move and a hash of the
 #: pawns and the pieces' counts, is added to it. Kept in 1/CORRECTION_GRAIN centipawns in the history array's
 #: columns from HISTORY_MOVES on; an update weighs min(depth + 1, CORRECTION_WEIGHT) in 256.
@@ -119,6 +122,14 @@ CORRECTION_BITS = 14
 CORRECTION_GRAIN = 64
 CORRECTION_MAX = 200 * CORRECTION_GRAIN
 CORRECTION_WEIGHT = 16
+#: Continuation history: how well a quiet move (its piece and target square) followed the move one ply back, and
+#: the side's own move two plies back (each by piece and target square), in the history array's columns from
+#: CONTINUATION on: two tables of PIECE_TO x PIECE_TO, one for each distance back.
+PIECE_TO = 8 * 64
+CONTINUATION = HISTORY_MOVES + (1 << CORRECTION_BITS)
+CONTINUATION_SIZE = PIECE_TO * PIECE_TO
+#: A quiet move's ordering score (its three histories' sum) stays between the bad captures' and the killers'.
+QUIET_MAX, QUIET_MIN = 690_000, -990_000
 
 #: ``counters`` indices: nodes, next check, stopped, seldepth, tbhits, root depth, table pieces,
 #: probe depth, rule50, TT age, the unfinished iteration's proved move and score, multipv line, the score of
@@ -131,7 +142,7 @@ NODES, NEXT_CHECK, STOPPED, SELDEPTH, TBHITS, ROOT_DEPTH, TB_PIECES, PROBE_DEPTH
 TREE_FIELDS = ("bb", "mailbox", "state", "keys", "undo", "counters", "tt", "moves", "scores",
                "kinds", "killers", "history", "pv", "pv_length", "partial_pv", "weights", "features", "pawn_keys",
                "pawn_values", "eval_keys", "eval_values", "gains", "wdl_keys", "wdl_values", "tb_materials",
-               "statics", "excluded", "tables", "tb_moves", "tb_err")
+               "statics", "excluded", "played", "tables", "tb_moves", "tb_err")
 
 if COMPILED:
     from numba.core import types
@@ -413,6 +424,8 @@ def _order(t, ply, n, tt_move):
     us = t.state[TURN]
     ep = t.state[EP]
     killer1, killer2 = t.killers[ply, 0], t.killers[ply, 1]
+    back1, back2 = _continuations(t, ply)
+    history = t.history
     for i in range(n):
         move = moves[i]
         frm, to = move & 63, (move >> 6) & 63
@@ -437,7 +450,25 @@ def _order(t, ply, n, tt_move):
         elif move == killer2:
             scores[i], kinds[i] = _KILLER2, KILLER
         else:
-            scores[i], kinds[i] = t.history[us, move & 4095], QUIET
+            piece_to = (mailbox[frm] & 7) * 64 + to
+            score = history[us, move & 4095]
+            if back1 >= 0:
+                score += history[us, back1 + piece_to]
+            if back2 >= 0:
+                score += history[us, back2 + piece_to]
+            scores[i], kinds[i] = max(QUIET_MIN, min(score, QUIET_MAX)), QUIET
+
+
+@njit
+def _continuations(t, ply):
+    """The history array's columns of the continuation tables for a node at ``ply``: after the move one ply
+    back and after the side's own move two plies back (-1 where there is none: before the root, a null move)."""
+    back1 = back2 = -1
+    if ply >= 1 and t.played[ply - 1] >= 0:
+        back1 = CONTINUATION + t.played[ply - 1] * PIECE_TO
+    if ply >= 2 and t.played[ply - 2] >= 0:
+        back2 = CONTINUATION + CONTINUATION_SIZE + t.played[ply - 2] * PIECE_TO
+    return back1, back2
 
 
 @njit
@@ -549,6 +580,7 @@ def search(t, depth, alpha, beta, ply, pv_node, null_ok, check, known, probe, ch
             # Null-move pruning: let the opponent move twice; if that still fails high, so does this.
             if null_ok and depth >= 3 and pieces_us and static >= beta:
                 reduction = 3 + depth // 4 + min(2, (static - beta) // 200)
+                t.played[ply] = -1
                 make_null(bb, state, t.keys, t.undo)
                 score = -search(t, depth - 1 - reduction, -beta, -beta + 1, ply + 1, NO, NO, ZERO, NO,
                                 probe, check_fn)
@@ -567,6 +599,30 @@ def search(t, depth, alpha, beta, ply, pv_node, null_ok, check, known, probe, ch
                         return 0
                     if verified >= beta:
                         return score
+        # ProbCut: a capture winning enough by SEE that beats beta by a margin in a quiescence search and then
+        # in a search a few plies shallower makes the node fail high; not when the TT says it will not.
+        probcut_beta = beta + PROBCUT_MARGIN
+        if not pv_node and depth >= PROBCUT_DEPTH and abs(beta) < TB_BOUND and not (
+                entry and depth_of(entry) >= depth - 3 and bound_of(entry) != LOWER
+                and from_tt(score_of(entry), ply, state[HALFMOVE]) < probcut_beta):
+            captures = t.moves[ply]
+            n = _tactical(t, captures)
+            for i in range(n):
+                move = captures[i]
+                if see(t, move) < probcut_beta - static:
+                    continue
+                make(bb, t.mailbox, state, t.keys, t.undo, move)
+                t.played[ply] = (t.mailbox[(move >> 6) & 63] & 7) * 64 + ((move >> 6) & 63)
+                value = -qsearch(t, -probcut_beta, -probcut_beta + 1, ply + 1, YES, ZERO, NO, check_fn)
+                if value >= probcut_beta and not t.counters[STOPPED]:
+                    value = -search(t, depth - PROBCUT_REDUCTION, -probcut_beta, -probcut_beta + 1, ply + 1, NO, YES,
+                                    ZERO, NO, probe, check_fn)
+                unmake(bb, t.mailbox, state, t.keys, t.undo, move)
+                if t.counters[STOPPED]:
+                    return 0
+                if value >= probcut_beta:
+                    tt_store(t, key, depth - PROBCUT_REDUCTION + 1, LOWER, to_tt(value, ply), move, raw)
+                    return value
     # Internal iterative reduction: without a move from the TT, a deep node is searched shallower.
     if not tt_move and depth >= 4:
         depth -= 1
@@ -616,6 +672,7 @@ def search(t, depth, alpha, beta, ply, pv_node, null_ok, check, known, probe, ch
         if quiet and quiets >= late and best > -TB_BOUND and not pawn_move:
             continue  # late move pruning (pawn moves, passers among them, are kept)
         make(bb, t.mailbox, state, t.keys, t.undo, move)
+        t.played[ply] = (t.mailbox[to] & 7) * 64 + to
         child_check = checkers(bb, state)
         gives_check = child_check != ZERO
         passer = quiet and pawn_move and _is_passer(t, to, us)
@@ -639,7 +696,11 @@ def search(t, depth, alpha, beta, ply, pv_node, null_ok, check, known, probe, ch
                 reduction = lmr[min(searched, MAX_MOVES - 1)]
                 reduction += 1 - improving
                 reduction -= pv_node + gives_check + (kind == KILLER)
-                reduction -= t.history[us, move & 4095] > HISTORY_GOOD
+                if kind == QUIET:
+                    # Its three histories (the ordering score): a ply less for each HISTORY_LMR above 0, a ply
+                    # more for each below, at most two either way.
+                    stat = scores[ply, i]
+                    reduction -= max(-2, min(2, stat // HISTORY_LMR if stat >= 0 else -(-stat // HISTORY_LMR)))
                 reduction = max(0, min(reduction, new_depth - 1))
             score = -search(t, new_depth - reduction, -alpha - 1, -alpha, ply + 1, NO, YES, child_check, YES,
                             probe, check_fn)
@@ -723,16 +784,31 @@ def _check_extension(t, move):
 def _reward(t, move, ply, depth, us, tried):
     """The quiet move at index ``tried`` of ``t.moves[ply]`` caused a cutoff: make it a killer, raise
     its history and lower that of the quiet moves ordered before it (searched, or pruned by late move
-    or futility pruning: both ranked above a move that turned out better)."""
+    or futility pruning: both ranked above a move that turned out better), each also after the moves one and
+    two plies back (continuation history)."""
     if t.killers[ply, 0] != move:
         t.killers[ply, 1] = t.killers[ply, 0]
         t.killers[ply, 0] = move
     bonus = min(depth * depth, HISTORY_BONUS_MAX)
-    history = t.history
-    history_add(history, us, move & 4095, bonus)
+    back1, back2 = _continuations(t, ply)
+    _history_update(t, us, move, bonus, back1, back2)
     for j in range(tried):
         if t.kinds[ply, j] >= KILLER:
-            history_add(history, us, t.moves[ply, j] & 4095, -bonus)
+            _history_update(t, us, t.moves[ply, j], -bonus, back1, back2)
+
+
+@njit
+def _history_update(t, us, move, bonus, back1, back2):
+    """Move a quiet move's history by ``bonus``, and its continuation histories where ``back1``/``back2``
+    (see :func:`_continuations`) are set."""
+    history = t.history
+    history_add(history, us, move & 4095, bonus)
+    to = (move >> 6) & 63
+    piece_to = (t.mailbox[move & 63] & 7) * 64 + to
+    if back1 >= 0:
+        history_add(history, us, back1 + piece_to, bonus)
+    if back2 >= 0:
+        history_add(history, us, back2 + piece_to, bonus)
 
 
 @njit
@@ -905,6 +981,8 @@ def root(t, depth, alpha, beta, root_moves, root_scores, count, probe, check_fn)
     for i in range(count):
         move = root_moves[i]
         make(bb, t.mailbox, state, t.keys, t.undo, move)
+        to = (move >> 6) & 63
+        t.played[0] = (t.mailbox[to] & 7) * 64 + to
         check = checkers(bb, state)
         child = depth - 1 + (_check_extension(t, move) if check and depth > 1 else 0)
         if i == 0:
@@ -966,8 +1044,9 @@ def new_wdl_cache(size: int = 1 << 16, tables: Iterable[str] | None = None) -> t
 
 
 def new_history() -> np.ndarray:
-    """Empty history tables, by side to move: the quiet moves' (by from-to square) and the correction history's."""
-    return np.zeros((2, HISTORY_MOVES + (1 << CORRECTION_BITS)), dtype=np.int64)
+    """Empty history tables, by side to move: the quiet moves' (by from-to square), the correction history's and
+    the continuation history's."""
+    return np.zeros((2, CONTINUATION + 2 * CONTINUATION_SIZE), dtype=np.int64)
 
 
 def new_tree(position_arrays: tuple, tt: np.ndarray, history: np.ndarray,
@@ -991,7 +1070,7 @@ def new_tree(position_arrays: tuple, tt: np.ndarray, history: np.ndarray,
                   eval_values=np.zeros(EVAL_CACHE_SIZE, dtype=np.int64), gains=np.zeros(34, dtype=np.int64),
                   wdl_keys=wdl_cache[0], wdl_values=wdl_cache[1], tb_materials=wdl_cache[2],
                   statics=np.zeros(MAX_PLY + 2, dtype=np.int64),
-                  excluded=np.zeros(MAX_PLY + 2, dtype=np.int32),
+                  excluded=np.zeros(MAX_PLY + 2, dtype=np.int32), played=np.zeros(MAX_PLY + 2, dtype=np.int32),
                   tables=tables if tables is not None else no_tables(),
                   tb_moves=np.zeros((LEVELS, MAX_MOVES), dtype=np.int32), tb_err=np.zeros(2, dtype=np.int64))
     if not COMPILED:
