@@ -104,7 +104,7 @@ LMP_COUNT = np.array([0, 5, 8, 13, 20], dtype=np.int64)         # quiet moves se
 #: Late move reductions by depth and number of moves searched.
 LMR = np.array([[0 if d < 3 or m < 2 else int(0.5 + math.log(d) * math.log(m) / 2.2) for m in range(MAX_MOVES)]
                 for d in range(MAX_PLY + 1)], dtype=np.int64)
-HISTORY_LMR = 1000                       # a quiet move is reduced a ply less (more) per this much history above (below) 0
+HISTORY_LMR = 1000                       # a ply less (more) reduction per this much history above (below) 0
 HISTORY_MAX = 500_000
 HISTORY_BONUS_MAX = 1600                 # a cutoff moves history by depth^2, at most this
 PAWN_ENDING_EXTENSION = 2                # a capture that leaves only kings and pawns
