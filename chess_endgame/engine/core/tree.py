@@ -450,13 +450,20 @@ def _order(t, ply, n, tt_move):
         elif move == killer2:
             scores[i], kinds[i] = _KILLER2, KILLER
         else:
-            piece_to = (mailbox[frm] & 7) * 64 + to
+            piece_to = _piece_to(mailbox[frm], to)
             score = history[us, move & 4095]
             if back1 >= 0:
                 score += history[us, back1 + piece_to]
             if back2 >= 0:
                 score += history[us, back2 + piece_to]
             scores[i], kinds[i] = max(QUIET_MIN, min(score, QUIET_MAX)), QUIET
+
+
+@njit
+def _piece_to(piece, to):
+    """The continuation tables' index of a move: the moving piece's type (a mailbox value, colour bits
+    ignored) and its target square, ``type * 64 + to`` below PIECE_TO."""
+    return (piece & 7) * 64 + to
 
 
 @njit
@@ -612,7 +619,7 @@ def search(t, depth, alpha, beta, ply, pv_node, null_ok, check, known, probe, ch
                 if see(t, move) < probcut_beta - static:
                     continue
                 make(bb, t.mailbox, state, t.keys, t.undo, move)
-                t.played[ply] = (t.mailbox[(move >> 6) & 63] & 7) * 64 + ((move >> 6) & 63)
+                t.played[ply] = _piece_to(t.mailbox[(move >> 6) & 63], (move >> 6) & 63)
                 value = -qsearch(t, -probcut_beta, -probcut_beta + 1, ply + 1, YES, ZERO, NO, check_fn)
                 if value >= probcut_beta and not t.counters[STOPPED]:
                     value = -search(t, depth - PROBCUT_REDUCTION, -probcut_beta, -probcut_beta + 1, ply + 1, NO, YES,
@@ -672,7 +679,7 @@ def search(t, depth, alpha, beta, ply, pv_node, null_ok, check, known, probe, ch
         if quiet and quiets >= late and best > -TB_BOUND and not pawn_move:
             continue  # late move pruning (pawn moves, passers among them, are kept)
         make(bb, t.mailbox, state, t.keys, t.undo, move)
-        t.played[ply] = (t.mailbox[to] & 7) * 64 + to
+        t.played[ply] = _piece_to(t.mailbox[to], to)
         child_check = checkers(bb, state)
         gives_check = child_check != ZERO
         passer = quiet and pawn_move and _is_passer(t, to, us)
@@ -804,7 +811,7 @@ def _history_update(t, us, move, bonus, back1, back2):
     history = t.history
     history_add(history, us, move & 4095, bonus)
     to = (move >> 6) & 63
-    piece_to = (t.mailbox[move & 63] & 7) * 64 + to
+    piece_to = _piece_to(t.mailbox[move & 63], to)
     if back1 >= 0:
         history_add(history, us, back1 + piece_to, bonus)
     if back2 >= 0:
@@ -982,7 +989,7 @@ def root(t, depth, alpha, beta, root_moves, root_scores, count, probe, check_fn)
         move = root_moves[i]
         make(bb, t.mailbox, state, t.keys, t.undo, move)
         to = (move >> 6) & 63
-        t.played[0] = (t.mailbox[to] & 7) * 64 + to
+        t.played[0] = _piece_to(t.mailbox[to], to)
         check = checkers(bb, state)
         child = depth - 1 + (_check_extension(t, move) if check and depth > 1 else 0)
         if i == 0:
