@@ -100,10 +100,13 @@ RFP_DEPTH, RFP_MARGIN = 6, 90            # reverse futility: static eval - margi
 NULL_VERIFY_DEPTH = 8                    # null move: verify with a real search from this depth on
 FUTILITY_DEPTH = 3
 FUTILITY_MARGIN = np.array([0, 150, 300, 450], dtype=np.int64)  # quiet moves skipped when eval + margin <= alpha
-LMP_COUNT = np.array([0, 5, 8, 13, 20], dtype=np.int64)         # quiet moves searched at depth d, then no more
+#: Late move pruning: at depth d, quiet moves searched, then no more: (3 + d^2) / 2, or 3 + d^2 when the position
+#: is improving (by [improving, d]).
+LMP_COUNT = np.array([[0] + [(3 + d * d) // (2 - i) for d in range(1, 8)] for i in (0, 1)], dtype=np.int64)
 #: Late move reductions by depth and number of moves searched.
 LMR = np.array([[0 if d < 3 or m < 2 else int(0.5 + math.log(d) * math.log(m) / 2.2) for m in range(MAX_MOVES)]
                 for d in range(MAX_PLY + 1)], dtype=np.int64)
+CUT_NODE_LMR = 2                         # more reduction in a node expected to fail high (not for killers)
 HISTORY_LMR = 1000                       # a ply less (more) reduction per this much history above (below) 0
 HISTORY_MAX = 500_000
 HISTORY_BONUS_MAX = 1600                 # a cutoff moves history by depth^2, at most this
@@ -497,11 +500,13 @@ def _pick(moves, scores, kinds, ply, i, n):
 
 
 @njit
-def search(t, depth, alpha, beta, ply, pv_node, null_ok, check, known, probe, check_fn):
+def search(t, depth, alpha, beta, ply, pv_node, cut_node, null_ok, check, known, probe, check_fn):
     """Negamax value of the position at ``ply`` (``check``: its checkers when ``known``), without the move
     ``t.excluded[ply]`` when that is set (the singular extension's search of the other moves).
 
-    The flags ``pv_node``, ``null_ok`` and ``known`` are :data:`NO` or :data:`YES`."""
+    The flags ``pv_node``, ``cut_node``, ``null_ok`` and ``known`` are :data:`NO` or :data:`YES`. A cut node is a
+    null-window node expected to fail high (a reduced late move's, and every other ply below it), as Stockfish's
+    ``cutNode``: its late moves are reduced more."""
     if depth <= 0:
         t.pv_length[ply] = 0
         return qsearch(t, alpha, beta, ply, YES, check, known, check_fn)
@@ -589,7 +594,7 @@ def search(t, depth, alpha, beta, ply, pv_node, null_ok, check, known, probe, ch
                 reduction = 3 + depth // 4 + min(2, (static - beta) // 200)
                 t.played[ply] = -1
                 make_null(bb, state, t.keys, t.undo)
-                score = -search(t, depth - 1 - reduction, -beta, -beta + 1, ply + 1, NO, NO, ZERO, NO,
+                score = -search(t, depth - 1 - reduction, -beta, -beta + 1, ply + 1, NO, 1 - cut_node, NO, ZERO, NO,
                                 probe, check_fn)
                 unmake_null(state, t.undo)
                 if t.counters[STOPPED]:
@@ -600,7 +605,7 @@ def search(t, depth, alpha, beta, ply, pv_node, null_ok, check, known, probe, ch
                     if depth < NULL_VERIFY_DEPTH:
                         return score
                     # Deep nodes: verify with a reduced search without null moves (zugzwang).
-                    verified = search(t, depth - reduction, beta - 1, beta, ply, NO, NO, check, YES,
+                    verified = search(t, depth - reduction, beta - 1, beta, ply, NO, NO, NO, check, YES,
                                       probe, check_fn)
                     if t.counters[STOPPED]:
                         return 0
@@ -622,8 +627,8 @@ def search(t, depth, alpha, beta, ply, pv_node, null_ok, check, known, probe, ch
                 t.played[ply] = _piece_to(t.mailbox[(move >> 6) & 63], (move >> 6) & 63)
                 value = -qsearch(t, -probcut_beta, -probcut_beta + 1, ply + 1, YES, ZERO, NO, check_fn)
                 if value >= probcut_beta and not t.counters[STOPPED]:
-                    value = -search(t, depth - PROBCUT_REDUCTION, -probcut_beta, -probcut_beta + 1, ply + 1, NO, YES,
-                                    ZERO, NO, probe, check_fn)
+                    value = -search(t, depth - PROBCUT_REDUCTION, -probcut_beta, -probcut_beta + 1, ply + 1, NO,
+                                    1 - cut_node, YES, ZERO, NO, probe, check_fn)
                 unmake(bb, t.mailbox, state, t.keys, t.undo, move)
                 if t.counters[STOPPED]:
                     return 0
@@ -644,7 +649,7 @@ def search(t, depth, alpha, beta, ply, pv_node, null_ok, check, known, probe, ch
         if abs(tt_score) < TB_BOUND:
             singular_beta = tt_score - SINGULAR_MARGIN * depth
             t.excluded[ply] = tt_move
-            value = search(t, (depth - 1) // 2, singular_beta - 1, singular_beta, ply, NO, NO, check, YES,
+            value = search(t, (depth - 1) // 2, singular_beta - 1, singular_beta, ply, NO, cut_node, NO, check, YES,
                            probe, check_fn)
             t.excluded[ply] = 0
             if t.counters[STOPPED]:
@@ -663,7 +668,7 @@ def search(t, depth, alpha, beta, ply, pv_node, null_ok, check, known, probe, ch
     quiets = 0
     futile = not pv_node and not check and depth <= FUTILITY_DEPTH and \
         static + FUTILITY_MARGIN[min(depth, FUTILITY_DEPTH)] <= alpha and abs(alpha) < TB_BOUND
-    late = LMP_COUNT[depth] if depth < LMP_COUNT.shape[0] and not pv_node and not check else MAX_MOVES
+    late = LMP_COUNT[improving, depth] if depth < LMP_COUNT.shape[1] and not pv_node and not check else MAX_MOVES
     lmr = LMR[min(depth, MAX_PLY)]
     n = generate(bb, t.mailbox, state, check, t.moves[ply], 0, False)
     _order(t, ply, n, tt_move)
@@ -696,27 +701,32 @@ def search(t, depth, alpha, beta, ply, pv_node, null_ok, check, known, probe, ch
             t.pv_length[ply + 1] = 0
             score = -qsearch(t, -beta, -alpha, ply + 1, YES, child_check, YES, check_fn)
         elif searched == 0:
-            score = -search(t, new_depth, -beta, -alpha, ply + 1, pv_node, YES, child_check, YES, probe, check_fn)
+            score = -search(t, new_depth, -beta, -alpha, ply + 1, pv_node, NO if pv_node else 1 - cut_node, YES,
+                            child_check, YES, probe, check_fn)
         else:
             reduction = 0
             if depth >= 3 and searched >= 2 and (quiet or kind == BAD_CAPTURE) and not extension and not passer:
                 reduction = lmr[min(searched, MAX_MOVES - 1)]
                 reduction += 1 - improving
                 reduction -= pv_node + gives_check + (kind == KILLER)
+                if cut_node and kind != KILLER:
+                    reduction += CUT_NODE_LMR
                 if kind == QUIET:
                     # Its three histories (the ordering score): a ply less for each HISTORY_LMR above 0, a ply
                     # more for each below, at most two either way.
                     stat = scores[ply, i]
                     reduction -= max(-2, min(2, stat // HISTORY_LMR if stat >= 0 else -(-stat // HISTORY_LMR)))
                 reduction = max(0, min(reduction, new_depth - 1))
-            score = -search(t, new_depth - reduction, -alpha - 1, -alpha, ply + 1, NO, YES, child_check, YES,
-                            probe, check_fn)
+            # A reduced move's node is a cut node (Stockfish's); one searched to full depth is the opposite of this.
+            score = -search(t, new_depth - reduction, -alpha - 1, -alpha, ply + 1, NO,
+                            YES if reduction else 1 - cut_node, YES, child_check, YES, probe, check_fn)
             if reduction and score > alpha and not t.counters[STOPPED]:
-                score = -search(t, new_depth, -alpha - 1, -alpha, ply + 1, NO, YES, child_check, YES,
+                score = -search(t, new_depth, -alpha - 1, -alpha, ply + 1, NO, 1 - cut_node, YES, child_check, YES,
                                 probe, check_fn)
             if pv_node and score > alpha and not t.counters[STOPPED]:
                 # Also on a fail high: the PV must come from a PV search.
-                score = -search(t, new_depth, -beta, -alpha, ply + 1, YES, YES, child_check, YES, probe, check_fn)
+                score = -search(t, new_depth, -beta, -alpha, ply + 1, YES, NO, YES, child_check, YES, probe,
+                                check_fn)
         unmake(bb, t.mailbox, state, t.keys, t.undo, move)
         if t.counters[STOPPED]:
             return 0
@@ -993,11 +1003,11 @@ def root(t, depth, alpha, beta, root_moves, root_scores, count, probe, check_fn)
         check = checkers(bb, state)
         child = depth - 1 + (_check_extension(t, move) if check and depth > 1 else 0)
         if i == 0:
-            score = -search(t, child, -beta, -alpha, FIRST_PLY, YES, YES, check, YES, probe, check_fn)
+            score = -search(t, child, -beta, -alpha, FIRST_PLY, YES, NO, YES, check, YES, probe, check_fn)
         else:
-            score = -search(t, child, -alpha - 1, -alpha, FIRST_PLY, NO, YES, check, YES, probe, check_fn)
+            score = -search(t, child, -alpha - 1, -alpha, FIRST_PLY, NO, YES, YES, check, YES, probe, check_fn)
             if score > alpha and not t.counters[STOPPED]:
-                score = -search(t, child, -beta, -alpha, FIRST_PLY, YES, YES, check, YES, probe, check_fn)
+                score = -search(t, child, -beta, -alpha, FIRST_PLY, YES, NO, YES, check, YES, probe, check_fn)
         unmake(bb, t.mailbox, state, t.keys, t.undo, move)
         if t.counters[STOPPED]:
             break
