@@ -131,7 +131,7 @@ def _tt_probe_at(fen: str, clock: int, stored_depth: int, stored_score: int) -> 
     searcher.tt.clear()
     key = tree.keys[tree.state[PLY]]  # the root's key
     core.tt_store(tree, key, stored_depth, EXACT, stored_score, 0, core.NO_STATIC)
-    return int(core.search(tree, 3, -MATE, MATE, 0, 0, 1, np.uint64(0), 0, searcher._probe_callback,
+    return int(core.search(tree, 3, -MATE, MATE, 0, 0, 0, 1, np.uint64(0), 0, searcher._probe_callback,
                            searcher._check_callback))
 
 
