@@ -3,7 +3,8 @@
 ``python fake_engine.py MODE``: ``normal`` (the first legal move, at once),
 ``slow:SECONDS`` (thinks that long every move, whatever the clock),
 ``hang`` (never answers ``go``), ``crash:N`` (exits at its N-th ``go``),
-``illegal`` (answers a move that is not legal).
+``illegal`` (answers a move that is not legal), ``warming:SECONDS`` (like this project's engine
+with a cold cache: ``uciok`` at once, ``readyok`` and the first move only that long after it started).
 """
 
 from __future__ import annotations
@@ -25,6 +26,7 @@ def main() -> None:
     mode, _, arg = (sys.argv[1] if len(sys.argv) > 1 else "normal").partition(":")
     board = chess.Board()
     goes = 0
+    ready_at = time.monotonic() + (float(arg) if mode == "warming" else 0.0)
     for line in sys.stdin:
         words = line.split()
         if not words:
@@ -32,6 +34,7 @@ def main() -> None:
         if words[0] == "uci":
             print(f"id name fake {mode}\nuciok", flush=True)
         elif words[0] == "isready":
+            time.sleep(max(0.0, ready_at - time.monotonic()))
             print("readyok", flush=True)
         elif words[0] == "position":
             moves = words.index("moves") if "moves" in words else len(words)
@@ -46,6 +49,7 @@ def main() -> None:
                 continue
             if mode == "slow":
                 time.sleep(float(arg))
+            time.sleep(max(0.0, ready_at - time.monotonic()))
             move = illegal_move(board) if mode == "illegal" else min(m.uci() for m in board.legal_moves)
             print(f"info depth 1 nodes 1 score cp 0\nbestmove {move}", flush=True)
         elif words[0] == "quit":

@@ -19,7 +19,7 @@ import chess.pgn
 import pytest
 from chess.engine import Cp, Mate
 
-from chess_endgame.play import elo
+from chess_endgame.play import elo, engines
 from chess_endgame.play.contestant import open_judge
 from chess_endgame.play.engines import EngineError, ExternalEngine
 from chess_endgame.play.game import Clock
@@ -265,6 +265,18 @@ def test_a_slow_engine_loses_on_time() -> None:
     outcome, summary = fake_match("slow:0.3")
     assert summary["engines"][0]["time_losses"] == 2 and summary["losses"] == 2
     assert all(g.record.termination == "time forfeit by fake slow" for g in outcome.games)
+
+
+def test_an_engine_starting_up_is_waited_for_before_its_clock_runs() -> None:
+    # It answers readyok and its first move 1 s after it started; the game's clock is 0.5 s.
+    outcome, summary = fake_match("warming:1")
+    assert summary["time_losses"] == 0 and summary["draws"] == 2
+
+
+def test_an_engine_that_never_gets_ready_is_an_error(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(engines, "READY_TIMEOUT", 0.5)
+    with pytest.raises(EngineError, match=r"sent no readyok within 0.5 s"):
+        ExternalEngine(f"{FAKE} warming:30", {}, chess.engine.Limit(depth=1))
 
 
 def test_a_hung_engine_loses_on_time_and_is_restarted() -> None:

@@ -26,6 +26,9 @@ from chess_endgame.play.game import AgentMove
 HANDSHAKE_TIMEOUT = 5.0
 #: Seconds an engine has, beyond a move's time limit, to answer any later command.
 COMMAND_TIMEOUT = 30.0
+#: Seconds an engine has to answer ``isready`` once started and configured: what it loads or compiles then
+#: (this project's compiled core, a large network, tablebases) is not charged to a game's clock, as in Cutechess.
+READY_TIMEOUT = 300.0
 
 
 class EngineError(Exception):
@@ -140,9 +143,25 @@ class ExternalEngine:
         except EngineError:
             self.close()
             raise
+        self._wait_ready()
         self.limit = limit(DEFAULT_MOVETIME_MS) if is_unlimited(limits) else limits
         self.name = self.engine.id.get("name", command)
         self._game = object()
+
+    def _wait_ready(self) -> None:
+        """Wait for ``readyok`` (at most :data:`READY_TIMEOUT` seconds), so that no clock runs while the engine
+        is still starting up."""
+        self.engine.timeout = READY_TIMEOUT
+        try:
+            self.engine.ping()
+        except (TimeoutError, asyncio.TimeoutError):
+            self.close()
+            raise EngineError(f"the engine {self.command!r} sent no readyok within {READY_TIMEOUT:g} s") from None
+        except (chess.engine.EngineError, chess.engine.EngineTerminatedError) as exc:
+            self.close()
+            raise EngineError(f"the engine {self.command!r} died while starting up: {exc}") from None
+        finally:
+            self.engine.timeout = COMMAND_TIMEOUT
 
     def _value(self, name: str, value: str) -> object:
         """``value`` as ``configure()`` takes it: python-chess parses and range-checks spins, combos and
