@@ -106,6 +106,7 @@ LMP_COUNT = np.array([[0] + [(3 + d * d) // (2 - i) for d in range(1, 8)] for i 
 #: Late move reductions by depth and number of moves searched.
 LMR = np.array([[0 if d < 3 or m < 2 else int(0.5 + math.log(d) * math.log(m) / 2.2) for m in range(MAX_MOVES)]
                 for d in range(MAX_PLY + 1)], dtype=np.int64)
+IIR_CUT_DEPTH = 8                        # internal iterative reduction: two plies in a cut node from this depth
 CUT_NODE_LMR = 2                         # more reduction in a node expected to fail high (not for killers)
 HISTORY_LMR = 1000                       # a ply less (more) reduction per this much history above (below) 0
 HISTORY_MAX = 500_000
@@ -635,9 +636,10 @@ def search(t, depth, alpha, beta, ply, pv_node, cut_node, null_ok, check, known,
                 if value >= probcut_beta:
                     tt_store(t, key, depth - PROBCUT_REDUCTION + 1, LOWER, to_tt(value, ply), move, raw)
                     return value
-    # Internal iterative reduction: without a move from the TT, a deep node is searched shallower.
+    # Internal iterative reduction: without a move from the TT, a deep node is searched shallower, a deep cut node
+    # (expected to fail high, so cheaply) two plies shallower.
     if not tt_move and depth >= 4:
-        depth -= 1
+        depth -= 2 if cut_node and depth >= IIR_CUT_DEPTH else 1
 
     # Singular extension: the TT move, stored as at least tt_score, is extended when every other move,
     # searched to half the depth, stays below tt_score - margin; when even that bound is at or above beta,
