@@ -279,6 +279,16 @@ def test_an_engine_that_never_gets_ready_is_an_error(monkeypatch: pytest.MonkeyP
         ExternalEngine(f"{FAKE} warming:30", {}, chess.engine.Limit(depth=1))
 
 
+def test_an_engine_that_dies_while_starting_up_is_an_error(tmp_path: Path) -> None:
+    script = tmp_path / "dies.sh"  # uciok, then it exits at isready
+    script.write_text('while read l; do case "$l" in uci) echo "id name dies"; echo uciok;; '
+                      'isready) exit 0;; esac; done\n')
+    code, out, err = run("match", "--engine", f"/bin/sh {script}", "--engine", FAKE, "--games", "2", "--movetime", "50")
+    assert code == 2 and out == ""
+    assert err.strip() == f"chess-endgame: error: the engine '/bin/sh {script}' died while starting up: " \
+        "engine process died unexpectedly (exit code: 0)"
+
+
 def test_a_hung_engine_loses_on_time_and_is_restarted() -> None:
     start = time.monotonic()
     outcome, summary = fake_match("hang", TimeControl(0.2))
