@@ -132,6 +132,35 @@ def test_a_capture_into_a_pure_pawn_ending_is_extended() -> None:
         unmake(*arrays, move)
 
 
+def test_the_static_evaluation_is_damped_as_the_50_move_counter_runs() -> None:
+    # Stockfish's classical shuffling rule: the corrected static evaluation times (100 - halfmoves) / 100.
+    from chess_endgame.engine.core import tree as core
+    from chess_endgame.engine.core.position import HALFMOVE
+
+    searcher = Searcher(evaluator=_fixed_evaluator())
+    searcher.search(chess.Board("6k1/5ppp/8/8/8/8/5PPP/3R2K1 w - - 0 1"), Limits(depth=1))
+    tree = searcher._tree
+    values = []
+    for halfmoves in (0, 50, 99):
+        tree.state[HALFMOVE] = halfmoves
+        values.append(core._corrected(tree, 400))
+    assert values[0] > 0
+    assert values[1] == values[0] * 50 // 100
+    assert values[2] == values[0] // 100
+
+
+def test_a_search_late_in_the_50_move_count_scores_a_won_shuffle_lower() -> None:
+    # A queen and a knight against a rook and a bishop, no pawns, no tables: only a capture resets the counter,
+    # so 60 halfmoves in, the same position is worth well under half as much to the search (508 and 136 cp).
+    scores = []
+    for halfmoves in (0, 60):
+        board = chess.Board(f"4k3/8/3r4/8/3b4/8/3N4/Q3K3 w - - {halfmoves} 1")
+        result = Searcher(evaluator=_fixed_evaluator(), prober=None).search(board, Limits(depth=5))
+        scores.append(result.score.score())
+    assert scores[0] > 300
+    assert 0 < scores[1] < scores[0] // 2
+
+
 @pytest.mark.parametrize(("fen", "extension"), [
     ("6k1/5ppp/8/8/8/8/5PPP/3R2K1 w - - 0 1", 1),  # Rd8+: nothing can take the rook
     ("r5k1/5ppp/8/8/8/8/5PPP/3R2K1 w - - 0 1", 0),  # Rd8+ Rxd8: the check gives the rook away

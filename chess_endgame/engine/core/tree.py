@@ -304,8 +304,11 @@ def _correction_slot(bb):
 
 @njit
 def _corrected(t, static):
-    """``static`` (the side to move's evaluation, cp) plus the correction history's mean error there."""
+    """``static`` (the side to move's evaluation, cp) plus the correction history's mean error there, damped
+    linearly as the 50-move counter runs (Stockfish's classical rule: by (100 - halfmoves) / 100), so that of two
+    lines the one that makes progress (a capture or a pawn move) scores better."""
     value = static + t.history[t.state[TURN], _correction_slot(t.bb)] // CORRECTION_GRAIN
+    value = value * (100 - min(t.state[HALFMOVE], 100)) // 100
     return max(-TB_BOUND + 1, min(TB_BOUND - 1, value))
 
 
