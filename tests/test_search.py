@@ -149,6 +149,34 @@ def test_the_static_evaluation_is_damped_as_the_50_move_counter_runs() -> None:
     assert values[2] == values[0] // 100
 
 
+def test_the_correction_is_learnt_by_the_pawns_and_by_each_sides_pieces() -> None:
+    # Three tables learn the static evaluation's error: by the pawns (and the piece counts), by White's pieces
+    # and king where they stand, by Black's. The correction is their mean, the pawn table's counted twice: a
+    # pawn move keeps the two piece tables' half, a king move the pawn table's and the other side's three
+    # quarters.
+    from chess_endgame.engine.core import tree as core
+    from chess_endgame.engine.core.position import HALFMOVE, TURN, make, unmake
+    from chess_endgame.engine.result import encode
+
+    searcher = Searcher(evaluator=_fixed_evaluator())
+    searcher.search(chess.Board("6k1/5ppp/8/8/8/8/5PPP/3R2K1 w - - 0 1"), Limits(depth=1))
+    tree = searcher._tree
+    tree.history[:] = 0
+    for _ in range(300):
+        core._learn_correction(tree, 0, 100, 20)  # the static evaluation 0, the searches 100 cp
+    assert core._corrected(tree, 0) == 99  # 100 cp, less the integer steps' rounding
+    arrays = searcher.position.arrays()
+    for uci, kept in (("h2h3", 49), ("g1h1", 74), ("d1d2", 74)):
+        move = encode(chess.Move.from_uci(uci))
+        make(*arrays, move)
+        turn, halfmove = tree.state[TURN], tree.state[HALFMOVE]
+        tree.state[TURN], tree.state[HALFMOVE] = 1, 0  # White's tables, undamped by the 50-move counter
+        assert core._corrected(tree, 0) == kept, uci
+        tree.state[TURN], tree.state[HALFMOVE] = turn, halfmove
+        unmake(*arrays, move)
+    assert core._corrected(tree, 0) == 99
+
+
 def test_a_search_late_in_the_50_move_count_scores_a_won_shuffle_lower() -> None:
     # A queen and a knight against a rook and a bishop, no pawns, no tables: only a capture resets the counter,
     # so 60 halfmoves in, the same position is worth well under half as much to the search (508 and 136 cp).

@@ -132,6 +132,10 @@ CORRECTION_WEIGHT = 16
 PIECE_TO = 8 * 64
 CONTINUATION = HISTORY_MOVES + (1 << CORRECTION_BITS)
 CONTINUATION_SIZE = PIECE_TO * PIECE_TO
+#: Non-pawn correction history (Stockfish's): the same mean error by side to move and a hash of one side's
+#: pieces and king where they stand, one table for each side's pieces, in the history array's columns from
+#: NON_PAWN on. The correction added is the mean of the three tables, the pawn table's counted twice.
+NON_PAWN = CONTINUATION + 2 * CONTINUATION_SIZE
 #: A quiet move's ordering score (its three histories' sum) stays between the bad captures' and the killers'.
 QUIET_MAX, QUIET_MIN = 690_000, -990_000
 
@@ -303,11 +307,28 @@ def _correction_slot(bb):
 
 
 @njit
+def _non_pawn_slot(bb, color):
+    """The history array's column of the correction by the pieces and king of ``color`` (1 White) on their squares."""
+    base = 8 * color
+    h = bb[base + 2] * U64(0x9E3779B97F4A7C15) ^ bb[base + 3] * U64(0xC2B2AE3D27D4EB4F) \
+        ^ bb[base + 4] * U64(0x165667B19E3779F9) ^ bb[base + 5] * U64(0xD6E8FEB86659FD93) \
+        ^ bb[base + 6] * U64(0xFF51AFD7ED558CCD)
+    return NON_PAWN + (np.int64(color) << CORRECTION_BITS) + np.int64(h >> U64(64 - CORRECTION_BITS))
+
+
+@njit
+def _correction(t):
+    """The correction history's mean error of the static evaluation here (1/CORRECTION_GRAIN cp, side to move)."""
+    row = t.history[t.state[TURN]]
+    return (2 * row[_correction_slot(t.bb)] + row[_non_pawn_slot(t.bb, 1)] + row[_non_pawn_slot(t.bb, 0)]) // 4
+
+
+@njit
 def _corrected(t, static):
     """``static`` (the side to move's evaluation, cp) plus the correction history's mean error there, damped
     linearly as the 50-move counter runs (Stockfish's classical rule: by (100 - halfmoves) / 100), so that of two
     lines the one that makes progress (a capture or a pawn move) scores better."""
-    value = static + t.history[t.state[TURN], _correction_slot(t.bb)] // CORRECTION_GRAIN
+    value = static + _correction(t) // CORRECTION_GRAIN
     value = value * (100 - min(t.state[HALFMOVE], 100)) // 100
     return max(-TB_BOUND + 1, min(TB_BOUND - 1, value))
 
@@ -316,10 +337,11 @@ def _corrected(t, static):
 def _learn_correction(t, static, best, depth):
     """Move the correction of the current position towards ``best - static`` (what a search of ``depth`` found
     against the static evaluation), weighing deeper searches more."""
-    us, slot = t.state[TURN], _correction_slot(t.bb)
+    row = t.history[t.state[TURN]]
     target = max(-CORRECTION_MAX, min(CORRECTION_MAX, (best - static) * CORRECTION_GRAIN))
     weight = min(depth + 1, CORRECTION_WEIGHT)
-    t.history[us, slot] = (t.history[us, slot] * (256 - weight) + target * weight) // 256
+    for slot in (_correction_slot(t.bb), _non_pawn_slot(t.bb, 1), _non_pawn_slot(t.bb, 0)):
+        row[slot] = (row[slot] * (256 - weight) + target * weight) // 256
 
 
 @njit
@@ -1066,9 +1088,9 @@ def new_wdl_cache(size: int = 1 << 16, tables: Iterable[str] | None = None) -> t
 
 
 def new_history() -> np.ndarray:
-    """Empty history tables, by side to move: the quiet moves' (by from-to square), the correction history's and
-    the continuation history's."""
-    return np.zeros((2, CONTINUATION + 2 * CONTINUATION_SIZE), dtype=np.int64)
+    """Empty history tables, by side to move: the quiet moves' (by from-to square), the correction history's,
+    the continuation history's and the non-pawn correction history's."""
+    return np.zeros((2, NON_PAWN + (2 << CORRECTION_BITS)), dtype=np.int64)
 
 
 def new_tree(position_arrays: tuple, tt: np.ndarray, history: np.ndarray,
