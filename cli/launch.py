@@ -9,6 +9,10 @@ linker calls back into Python through ctypes), the KeyboardInterrupt is only rep
 ignored", and the program would run on. Such a Ctrl-C is pressed again for the user. And a Ctrl-C
 while numba compiles waits until it is done (:func:`~chess_endgame.engine.core.jit.hold_ctrl_c_while_compiling`).
 
+SIGTERM (``kill``, ``timeout``, a service manager's stop) ends the program as a Ctrl-C does, so that what is done
+is kept: the match's games and report, the suite's positions. Where Ctrl-C is ignored (a script's background
+job) or not Python's to handle, SIGTERM ends the program at once, as it would without this.
+
 Only the standard library's lightest modules are imported here, so that all this is in place 25 ms after
 the start (Python's own start-up before that cannot be helped).
 """
@@ -40,6 +44,8 @@ def main() -> None:
 
     if ours:
         signal.signal(signal.SIGINT, ctrl_c)
+        if signal.getsignal(signal.SIGTERM) is signal.SIG_DFL:
+            signal.signal(signal.SIGTERM, _terminate)
     try:
         program = importlib.import_module("chess_endgame_cli.main")
         importlib.import_module("chess_endgame.engine.core.jit").hold_ctrl_c_while_compiling()
@@ -53,6 +59,15 @@ def main() -> None:
         sys.stderr.write(STARTING)
         sys.exit(130)
     program.main()
+
+
+def _terminate(signum: int, frame: FrameType | None) -> None:
+    """SIGTERM: a Ctrl-C, while Python handles Ctrl-C; else the default end (a process that set Ctrl-C aside)."""
+    if callable(signal.getsignal(signal.SIGINT)):
+        signal.raise_signal(signal.SIGINT)
+    else:
+        signal.signal(signal.SIGTERM, signal.SIG_DFL)
+        signal.raise_signal(signal.SIGTERM)
 
 
 def _pass_interrupts_on(hook: Callable[[sys.UnraisableHookArgs], object]) -> Callable[[sys.UnraisableHookArgs], None]:

@@ -403,20 +403,27 @@ def test_stockfish_judges_the_starts(syzygy_path: str) -> None:
 # -- Ctrl-C ----------------------------------------------------------------------------------------
 
 
-def interrupted_match(tmp_path: Path, *args: str, games: int) -> tuple[str, str, list[chess.pgn.Game]]:
-    """A fake-engine match from one start, stopped by Ctrl-C once ``games`` games are in its PGN: exit 130, and
-    (stdout, stderr, the games of the PGN)."""
+def _ignore_ctrl_c() -> None:
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+
+
+def interrupted_match(tmp_path: Path, *args: str, games: int, sig: int = signal.SIGINT, code: int = 130,
+                      ignore_ctrl_c: bool = False) -> tuple[str, str, list[chess.pgn.Game]]:
+    """A fake-engine match from one start, stopped by ``sig`` (Ctrl-C) once ``games`` games are in its PGN: exit
+    ``code``, and (stdout, stderr, the games of the PGN). ``ignore_ctrl_c``: started with SIGINT ignored, as a
+    script's background job is."""
     pgn = tmp_path / "partial.pgn"
     proc = subprocess.Popen([str(BIN / "chess-endgame"), "match", "--engine", FAKE, "--engine", FAKE,
                              "--movetime", "20", "--openings", str(write_fen(tmp_path)), "--max-plies", "6",
                              "--pgn", str(pgn), *args],
-                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                            preexec_fn=_ignore_ctrl_c if ignore_ctrl_c else None)
     deadline = time.monotonic() + 30
     while time.monotonic() < deadline and (not pgn.exists() or pgn.read_text().count("[Event ") < games):
         time.sleep(0.1)
-    proc.send_signal(signal.SIGINT)
+    proc.send_signal(sig)
     out, err = proc.communicate(timeout=30)
-    assert proc.returncode == 130, (out, err)
+    assert proc.returncode == code, (out, err)
     return out, err, read_pgn(pgn.read_text())
 
 
@@ -425,6 +432,21 @@ def test_ctrl_c_reports_and_keeps_the_finished_games(syzygy_path: str, tmp_path:
     assert 2 <= len(games) < 1000
     assert f"{len(games)} games at movetime 20 ms" in out and "result (fake normal #1's view)" in out
     assert f"interrupted; {len(games)} of 1000 games finished" in err
+
+
+def test_sigterm_ends_a_match_as_ctrl_c_does(syzygy_path: str, tmp_path: Path) -> None:
+    # kill, timeout and service managers send SIGTERM: the games and the report are kept all the same.
+    out, err, games = interrupted_match(tmp_path, "--games", "1000", games=2, sig=signal.SIGTERM)
+    assert 2 <= len(games) < 1000
+    assert f"{len(games)} games at movetime 20 ms" in out
+    assert f"interrupted; {len(games)} of 1000 games finished" in err
+
+
+def test_sigterm_still_ends_a_match_that_ignores_ctrl_c(syzygy_path: str, tmp_path: Path) -> None:
+    # A script's background job ignores SIGINT: there SIGTERM is not turned into one, and ends the program.
+    out, err, games = interrupted_match(tmp_path, "--games", "1000", games=2, sig=signal.SIGTERM,
+                                        code=-signal.SIGTERM, ignore_ctrl_c=True)
+    assert len(games) >= 2 and "interrupted" not in err
 
 
 def test_ctrl_c_keeps_the_sprt_so_far(syzygy_path: str, tmp_path: Path) -> None:
