@@ -142,6 +142,22 @@ def test_ctrl_c_while_the_program_loads_is_one_line_and_130() -> None:
                           capture_output=True, text=True, timeout=60)
     assert proc.returncode == 0 and "chess-endgame, version" in proc.stdout, proc.stderr
 
+#: SIGTERM after the program set Ctrl-C aside (ignored): it cannot become a Ctrl-C, so it ends the program.
+SIGTERM_WITH_CTRL_C_SET_ASIDE = """
+import signal
+from chess_endgame_cli import launch
+signal.signal(signal.SIGINT, signal.SIG_IGN)
+launch._terminate(signal.SIGTERM, None)
+print("still running")
+"""
+
+
+def test_sigterm_ends_the_program_when_ctrl_c_is_set_aside() -> None:
+    proc = subprocess.run([sys.executable, "-c", SIGTERM_WITH_CTRL_C_SET_ASIDE], capture_output=True, text=True,
+                          timeout=60)
+    assert proc.returncode == -signal.SIGTERM and proc.stdout == "", (proc.stdout, proc.stderr)
+
+
 #: A library that catches everything while it loads: the Ctrl-C lands in its ``try`` and is dropped there
 #: ("swallowed"), or comes out as another exception ("wrapped", as Python's RuntimeError from ``__set_name__``).
 CTRL_C_CAUGHT_WHILE_LOADING = """
