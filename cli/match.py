@@ -154,7 +154,12 @@ def _json(outcome: MatchOutcome, starts: str, balance: dict | None, jobs: int, g
               help="A UCI option of the --balance-engine (repeatable), e.g. --balance-option Threads=1.")
 @click.option("--balance-nodes", default=BALANCE_NODES, show_default=True, type=click.IntRange(1, None),
               metavar="NODES", help="Nodes the judge searches per candidate start; a start is kept when it "
-                                    f"scores within +/-{BALANCED_CP} cp and not 0.00 (a dead draw).")
+                                    f"scores within --balance-window (+/-{BALANCED_CP} cp) and not 0.00 (a dead "
+                                    "draw).")
+@click.option("--balance-window", default=None, metavar="MIN:MAX",
+              help=f"Keep a random start when the judge scores it MIN to MAX cp for one side or the other "
+                   f"(default 1:{BALANCED_CP}, balanced). An unbalanced window such as 90:200, as fishtest's UHO "
+                   "books, ends more game pairs won and drawn instead of drawn twice: an SPRT decides sooner.")
 @click.option("--jobs", default=1, show_default=True, type=click.IntRange(1, 64), metavar="GAMES",
               help="Games played at once, each by its own pair of engine processes (at most one per core).")
 @click.option("--max-plies", default=DEFAULT_MAX_PLIES, show_default=True,
@@ -175,8 +180,9 @@ def _json(outcome: MatchOutcome, starts: str, balance: dict | None, jobs: int, g
 def match(engines: tuple[str, ...], option1: tuple[str, ...], option2: tuple[str, ...], name1: str | None,
           name2: str | None, tc: str | None, movetime: int | None, depth: int | None, nodes: int | None, games: int,
           sprt_bounds: str | None, start_count: int | None, save_starts: str | None, seed: int, openings: str | None,
-          balance_engine: str | None, balance_option: tuple[str, ...], balance_nodes: int, jobs: int, max_plies: int,
-          tb_adjudication: bool, engine_tables: bool, time_margin: int, pgn_path: str | None, as_json: bool,
+          balance_engine: str | None, balance_option: tuple[str, ...], balance_nodes: int,
+          balance_window: str | None, jobs: int, max_plies: int, tb_adjudication: bool, engine_tables: bool,
+          time_margin: int, pgn_path: str | None, as_json: bool,
           syzygy_path: str | None) -> None:
     """Play a match between two UCI engines from endgame starts; report W/D/L, score and Elo.
 
@@ -203,9 +209,15 @@ def match(engines: tuple[str, ...], option1: tuple[str, ...], option2: tuple[str
     except ValueError as exc:
         fail(f"--openings: {exc}")
     nodes_given = context.get_parameter_source("balance_nodes") != ParameterSource.DEFAULT
-    if openings and (balance_engine or balance_option or nodes_given):
-        fail("--balance-engine, --balance-option and --balance-nodes judge random starts; they cannot be used "
-             "with --openings")
+    if openings and (balance_engine or balance_option or nodes_given or balance_window):
+        fail("--balance-engine, --balance-option, --balance-nodes and --balance-window judge random starts; they "
+             "cannot be used with --openings")
+    min_cp, max_cp = 0, BALANCED_CP
+    if balance_window is not None:
+        try:
+            min_cp, max_cp = parse_window(balance_window)
+        except ValueError as exc:
+            fail(f"--balance-window {balance_window}: {exc}")
     if balance_option and not balance_engine:
         fail("--balance-option needs --balance-engine")
     judge_config = (EngineConfig(balance_engine, uci_options(balance_option, "--balance-option"))
@@ -246,7 +258,7 @@ def match(engines: tuple[str, ...], option1: tuple[str, ...], option2: tuple[str
                 with tqdm(total=wanted, desc="starts", unit="start", file=sys.stderr,
                           dynamic_ncols=True, disable=None, leave=False) as bar:
                     boards = balanced_starts(wanted, seed, prober, judge=judge, nodes=balance_nodes,
-                                             progress=bar.update)
+                                             progress=bar.update, min_cp=min_cp, max_cp=max_cp)
             except (EngineError, NoBalancedStarts) as exc:
                 fail(f"balanced starts: {exc}")
             finally:
@@ -255,8 +267,9 @@ def match(engines: tuple[str, ...], option1: tuple[str, ...], option2: tuple[str
             by = judge.name if judge is not None else "this project's search"
             balance = {"judge": by, "command": judge_config.command_line if judge_config else None,
                        "options": dict(judge_config.options) if judge_config else {}, "nodes": balance_nodes,
-                       "max_cp": BALANCED_CP, "seed": seed}
-            starts_text = (f"{len(boards)} balanced endgame start{'s' if len(boards) > 1 else ''} (seed {seed}; "
+                       "min_cp": min_cp, "max_cp": max_cp, "seed": seed}
+            kind = f"unbalanced ({min_cp}-{max_cp} cp)" if min_cp > 0 else "balanced"
+            starts_text = (f"{len(boards)} {kind} endgame start{'s' if len(boards) > 1 else ''} (seed {seed}; "
                            f"judged by {by} at {balance_nodes} nodes)")
         starts_text += ", each played with both colours"
         spec = dataclasses.replace(spec, starts=tuple(b.fen() for b in boards))
@@ -267,6 +280,22 @@ def match(engines: tuple[str, ...], option1: tuple[str, ...], option2: tuple[str
         close_engines(pairs)
         raise
     _run(spec, pairs, starts_text, balance, jobs, pgn_path, as_json, err, None if bounds is None else Sprt(bounds))
+
+
+def parse_window(text: str) -> tuple[int, int]:
+    """``MIN:MAX`` centipawns (0 <= MIN <= MAX <= 10000), the scores for one side that keep a start.
+
+    :raises ValueError: with what is wrong, for the one-line error."""
+    low, sep, high = text.partition(":")
+    try:
+        if not sep:
+            raise ValueError
+        window = int(low), int(high)
+    except ValueError:
+        raise ValueError("give MIN:MAX in centipawns, e.g. 90:200") from None
+    if not 0 <= window[0] <= window[1] <= 10000:
+        raise ValueError("MIN and MAX must satisfy 0 <= MIN <= MAX <= 10000")
+    return window
 
 
 def _run(spec: MatchSpec, pairs: list, starts_text: str, balance: dict | None, jobs: int, pgn_path: str | None,

@@ -153,6 +153,9 @@ def test_a_start_is_balanced_within_150_cp_and_not_a_draw() -> None:
     # rule read .mate of a score that could be None).
     assert is_balanced(Cp(0), refuse_draws=False) and is_balanced(Cp(-150), refuse_draws=False)
     assert not any(is_balanced(score, refuse_draws=False) for score in (None, Cp(151), Mate(2), Mate(-2)))
+    # An unbalanced window: one side or the other ahead by 90 to 200 cp.
+    assert all(is_balanced(score, 200, min_cp=90) for score in (Cp(90), Cp(-90), Cp(200), Cp(-137)))
+    assert not any(is_balanced(score, 200, min_cp=90) for score in (Cp(89), Cp(-89), Cp(0), Cp(201), Mate(5), None))
 
 
 class ScriptedJudge:
@@ -178,6 +181,40 @@ def test_the_judge_decides_which_starts_are_kept() -> None:
     assert [b.fen() for b in starts] == [judged[2], judged[5]]
     assert [b.fen() for b in starts] == [b.fen() for b in balanced_starts(2, seed=7, judge=ScriptedJudge(
         [Cp(0), Mate(4), Cp(40), Cp(-900), None, Cp(-120)]))]  # seeded
+
+
+def test_an_unbalanced_window_keeps_only_starts_one_side_leads() -> None:
+    judge = ScriptedJudge([Cp(40), Cp(-120), Cp(300), Cp(95), Cp(-89), Mate(2), Cp(-200)])
+    starts = balanced_starts(3, seed=7, judge=judge, min_cp=90, max_cp=200)
+    judged = judge.calls[1::2]
+    assert len(judged) == 7 and judge.scores == []
+    assert [b.fen() for b in starts] == [judged[1], judged[3], judged[6]]
+
+
+def test_a_judge_that_keeps_no_unbalanced_start_says_what_it_looked_for() -> None:
+    judge = ScriptedJudge([Cp(30)] * 1000)
+    with pytest.raises(NoBalancedStarts, match="kept 0 of 300 random starts .* 90 to 200 cp for one side"):
+        balanced_starts(1, seed=7, judge=judge, min_cp=90, max_cp=200)
+
+
+def test_a_match_from_unbalanced_starts(syzygy_path: str, prober) -> None:
+    code, out, err = run("match", "--engine", FAKE, "--engine", FAKE, "--nodes", "1", "--games", "4",
+                         "--max-plies", "2", "--balance-nodes", "2000", "--balance-window", "60:150",
+                         "--syzygy-path", syzygy_path, "--json")
+    assert code == 0, err
+    data = json.loads(out)
+    assert data["meta"]["starts"].startswith("2 unbalanced (60-150 cp) endgame starts (seed 1; judged by this ")
+    assert data["meta"]["balance"]["min_cp"] == 60 and data["meta"]["balance"]["max_cp"] == 150
+    starts = list(dict.fromkeys(g["start"] for g in data["games"]))
+    judge = default_judge(prober, 2000)
+    for fen in starts:  # the judge, at a node limit, says the same again: one side 60 to 150 cp ahead
+        judge.new_position()
+        score = judge.evaluate(chess.Board(fen))
+        assert score is not None and score.score() is not None and 60 <= abs(score.score()) <= 150, (fen, score)
+    balanced = json.loads(run("match", "--engine", FAKE, "--engine", FAKE, "--nodes", "1", "--games", "2",
+                              "--max-plies", "2", "--balance-nodes", "2000", "--syzygy-path", syzygy_path,
+                              "--json")[1])
+    assert balanced["meta"]["balance"]["min_cp"] == 0 and balanced["meta"]["starts"].startswith("1 balanced ")
 
 
 # -- real matches ----------------------------------------------------------------------------------
@@ -357,6 +394,10 @@ def one_line_error(code: int, out: str, err: str, *words: str) -> None:
     (["--engine", "self", "--engine", "self", "--sprt", "elo0=0 elo1=x"], ["--sprt", "elo1 must be a number"]),
     (["--engine", "self", "--engine", "self", "--sprt", "elo0=0 elo1=5", "--games", "7"], ["even number"]),
     (["--engine", "self", "--engine", "self", "--starts", "0"], ["--starts", "0"]),
+    (["--engine", "self", "--engine", "self", "--balance-window", "200:90"], ["--balance-window 200:90", "MIN <="]),
+    (["--engine", "self", "--engine", "self", "--balance-window", "90"], ["--balance-window 90", "MIN:MAX"]),
+    (["--engine", "self", "--engine", "self", "--balance-window", "a:b"], ["--balance-window a:b", "MIN:MAX"]),
+    (["--engine", "self", "--engine", "self", "--balance-window", "-5:100"], ["--balance-window -5:100", "0 <="]),
     # fake_engine.py scores every position 0.00, a draw: it keeps no start.
     (["--engine", "self", "--engine", "self", "--balance-engine", FAKE, "--games", "2"],
      ["balanced starts", "kept 0 of 150"]),
@@ -370,7 +411,7 @@ def test_a_bad_openings_file_gives_one_line(tmp_path: Path) -> None:
     epd.write_text(f"{FEN}\nnot a position\n")
     one_line_error(*run("match", "--engine", "self", "--engine", "self", "--openings", str(epd)), f"{epd}:2")
     epd.write_text(f"{FEN}\n")
-    for judge in (["--balance-engine", "self"], ["--balance-nodes", "5000"]):
+    for judge in (["--balance-engine", "self"], ["--balance-nodes", "5000"], ["--balance-window", "90:200"]):
         one_line_error(*run("match", "--engine", "self", "--engine", "self", "--openings", str(epd), *judge),
                        "cannot be used with --openings")
 

@@ -54,6 +54,8 @@ BALANCED_CP = 150
 BALANCE_NODES = 100_000
 #: The judge may try this many random placements per start (plus 100) before it is given up on.
 MAX_TRIES_PER_START = 50
+#: The same for unbalanced starts (a ``min_cp``), which are rarer.
+MAX_TRIES_PER_UNBALANCED_START = 200
 
 
 class NoBalancedStarts(Exception):
@@ -80,11 +82,13 @@ def starting_positions(count: int, seed: int, accept: Callable[[chess.Board], bo
     return boards
 
 
-def is_balanced(score: chess.engine.Score | None, max_cp: int = BALANCED_CP, *, refuse_draws: bool = True) -> bool:
-    """A judge's score of a start (either side's view) that keeps it: within ``max_cp``, not a mate, and not
-    0 (a draw it found) unless ``refuse_draws`` is False (the tuner's self-play wants drawn starts too)."""
+def is_balanced(score: chess.engine.Score | None, max_cp: int = BALANCED_CP, *, refuse_draws: bool = True,
+                min_cp: int = 0) -> bool:
+    """A judge's score of a start (either side's view) that keeps it: ``min_cp`` to ``max_cp`` centipawns for
+    one side or the other, not a mate, and not 0 (a draw it found) unless ``refuse_draws`` is False (the tuner's
+    self-play wants drawn starts too). A ``min_cp`` above 0 asks for unbalanced starts (:func:`balanced_starts`)."""
     cp = None if score is None else score.score()  # None for a mate
-    return cp is not None and (0 < abs(cp) or not refuse_draws) and abs(cp) <= max_cp
+    return cp is not None and (0 < abs(cp) or not refuse_draws) and min_cp <= abs(cp) <= max_cp
 
 
 def default_judge(prober: Prober | None, nodes: int = BALANCE_NODES) -> PlayerEngine:
@@ -94,7 +98,7 @@ def default_judge(prober: Prober | None, nodes: int = BALANCE_NODES) -> PlayerEn
 
 def balanced_starts(count: int, seed: int, prober: Prober | None = None, *, judge: Judge | None = None,
                     max_cp: int = BALANCED_CP, nodes: int = BALANCE_NODES,
-                    progress: Callable[[], None] | None = None) -> list[chess.Board]:
+                    progress: Callable[[], None] | None = None, min_cp: int = 0) -> list[chess.Board]:
     """:func:`starting_positions` that ``judge`` keeps (:func:`is_balanced`), of the :data:`MATERIALS` with more
     pieces than ``prober``'s tables (which would end the game at once).
 
@@ -103,6 +107,13 @@ def balanced_starts(count: int, seed: int, prober: Prober | None = None, *, judg
     passes (the others have a pawn running, a piece hanging, or are draws it
     finds), at about a tenth of a second each. An engine judged at a node limit
     with one thread is deterministic too. ``progress`` is called per start found.
+
+    ``min_cp`` above 0 keeps only starts that one side leads by ``min_cp`` to
+    ``max_cp`` (an unbalanced book, as fishtest's UHO books): more game pairs
+    end won and drawn rather than drawn twice, so an SPRT between two close
+    versions decides in fewer games. Such starts are rarer (Stockfish at
+    200,000 nodes kept 1 in 45 placements at 90-200 cp), and the judge may
+    try :data:`MAX_TRIES_PER_UNBALANCED_START` a start.
 
     :raises NoBalancedStarts: when the judge has not kept ``count`` starts after
         :data:`MAX_TRIES_PER_START` tries per start, plus 100 (say, an engine that
@@ -114,16 +125,18 @@ def balanced_starts(count: int, seed: int, prober: Prober | None = None, *, judg
         raise NoBalancedStarts(f"the tables cover every start material (up to {largest} pieces)")
     if judge is None:
         judge = default_judge(prober, nodes)
-    tried, kept, limit = 0, 0, MAX_TRIES_PER_START * count + 100
+    tries = MAX_TRIES_PER_UNBALANCED_START if min_cp > 0 else MAX_TRIES_PER_START
+    tried, kept, limit = 0, 0, tries * count + 100
+    window = f"{min_cp} to {max_cp} cp for one side" if min_cp > 0 else f"within +/-{max_cp} cp"
 
     def balanced(board: chess.Board) -> bool:
         nonlocal tried, kept
         if tried >= limit:
             raise NoBalancedStarts(f"the judge kept {kept} of {tried} random starts (it keeps a start it scores "
-                                   f"within +/-{max_cp} cp and not 0.00); it cannot judge these endgames")
+                                   f"{window} and not 0.00); it cannot judge these endgames")
         tried += 1
         judge.new_position()
-        ok = is_balanced(judge.evaluate(board), max_cp)
+        ok = is_balanced(judge.evaluate(board), max_cp, min_cp=min_cp)
         if ok:
             kept += 1
             if progress:
