@@ -158,8 +158,9 @@ def _json(outcome: MatchOutcome, starts: str, balance: dict | None, jobs: int, g
                                     "draw).")
 @click.option("--balance-window", default=None, metavar="MIN:MAX",
               help=f"Keep a random start when the judge scores it MIN to MAX cp for one side or the other "
-                   f"(default 1:{BALANCED_CP}, balanced). An unbalanced window such as 90:200, as fishtest's UHO "
-                   "books, ends more game pairs won and drawn instead of drawn twice: an SPRT decides sooner.")
+                   f"(default 0:{BALANCED_CP}, balanced; a 0.00, a draw the judge found, is never kept). An "
+                   "unbalanced window such as 90:200, as fishtest's UHO books, ends more game pairs won and drawn "
+                   "instead of drawn twice: an SPRT decides sooner.")
 @click.option("--jobs", default=1, show_default=True, type=click.IntRange(1, 64), metavar="GAMES",
               help="Games played at once, each by its own pair of engine processes (at most one per core).")
 @click.option("--max-plies", default=DEFAULT_MAX_PLIES, show_default=True,
@@ -268,7 +269,9 @@ def match(engines: tuple[str, ...], option1: tuple[str, ...], option2: tuple[str
             balance = {"judge": by, "command": judge_config.command_line if judge_config else None,
                        "options": dict(judge_config.options) if judge_config else {}, "nodes": balance_nodes,
                        "min_cp": min_cp, "max_cp": max_cp, "seed": seed}
-            kind = f"unbalanced ({min_cp}-{max_cp} cp)" if min_cp > 0 else "balanced"
+            kind = "unbalanced" if min_cp > 0 else "balanced"
+            if (min_cp, max_cp) != (0, BALANCED_CP):
+                kind += f" ({min_cp}-{max_cp} cp)"
             starts_text = (f"{len(boards)} {kind} endgame start{'s' if len(boards) > 1 else ''} (seed {seed}; "
                            f"judged by {by} at {balance_nodes} nodes)")
         starts_text += ", each played with both colours"

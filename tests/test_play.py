@@ -215,6 +215,10 @@ def test_a_match_from_unbalanced_starts(syzygy_path: str, prober) -> None:
                               "--max-plies", "2", "--balance-nodes", "2000", "--syzygy-path", syzygy_path,
                               "--json")[1])
     assert balanced["meta"]["balance"]["min_cp"] == 0 and balanced["meta"]["starts"].startswith("1 balanced ")
+    wide = json.loads(run("match", "--engine", FAKE, "--engine", FAKE, "--nodes", "1", "--games", "2",
+                          "--max-plies", "2", "--balance-nodes", "2000", "--balance-window", "0:300",
+                          "--syzygy-path", syzygy_path, "--json")[1])
+    assert wide["meta"]["starts"].startswith("1 balanced (0-300 cp) endgame start (seed 1")
 
 
 # -- real matches ----------------------------------------------------------------------------------
