@@ -10,8 +10,8 @@ from pathlib import Path
 import pytest
 from chess_endgame_tablebases import CHECKSUM_LISTS
 
+from chess_endgame.tablebase import downloads, paths
 from chess_endgame.tablebase import files as tables
-from chess_endgame.tablebase import paths
 
 from .conftest import run
 from .httpserver import serve
@@ -155,6 +155,36 @@ def test_download_resumes_an_interrupted_transfer(syzygy_dir: Path, tmp_path: Pa
         assert code == 0, err
     assert ("KQvK.rtbz", "bytes=1000-") in log
     assert (dest / "KQvK.rtbz").read_bytes() == (syzygy_dir / "KQvK.rtbz").read_bytes()
+    assert not list(dest.glob("*.part"))
+
+
+def test_a_ctrl_c_during_the_check_puts_the_file_back_to_part(syzygy_dir: Path, tmp_path: Path,
+                                                               monkeypatch: pytest.MonkeyPatch) -> None:
+    """The file is in place while it is checked: a Ctrl-C then must not leave it there unchecked and
+    uncounted (CI once saw 2 table files in dest and "downloaded 1")."""
+    mirror = _mirror_dir(syzygy_dir, tmp_path)
+    dest = tmp_path / "dest"
+    names = tables.table_files(3)
+    checked: list[str] = []
+
+    def check(path: str, checksums: dict[str, str] | None) -> str | None:
+        checked.append(os.path.basename(path))
+        if len(checked) == 2:
+            assert os.path.exists(path)
+            raise KeyboardInterrupt
+        return None
+
+    monkeypatch.setattr(downloads, "_file_problem", check)
+    with serve(str(mirror)) as (url, _):
+        result = downloads.download(names, str(dest), mirror=url)
+    assert result.interrupted and result.downloaded == names[:1]
+    assert sorted(p.name for p in dest.iterdir()) == sorted([names[0], names[1] + ".part"])
+    monkeypatch.undo()
+    with serve(str(mirror)) as (url, log):
+        result = downloads.download(names, str(dest), mirror=url)
+    assert not result.interrupted and result.present == names[:1] and result.downloaded == names[1:]
+    assert (names[1], f"bytes={(syzygy_dir / names[1]).stat().st_size}-") in log
+    assert (dest / names[1]).read_bytes() == (syzygy_dir / names[1]).read_bytes()
     assert not list(dest.glob("*.part"))
 
 

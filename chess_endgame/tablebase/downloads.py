@@ -138,14 +138,18 @@ def download(files: list[str], dest: str, *, mirror: str = DEFAULT_MIRROR,
     (header, size, python-chess opens them, the embedded checksum when
     ``checksums`` lists it); a bad one is fetched again. Each new file is
     written as ``.part``, resumed with HTTP Range after an interruption,
-    checked the same way and then renamed into place atomically; a file that
-    fails its checks is deleted and reported in ``failed``. A file the mirror
+    renamed into place atomically and checked the same way; a file that
+    fails its checks is deleted and reported in ``failed``, and one that a
+    Ctrl-C stops before its check ends goes back to ``.part`` (so every table
+    file left in ``dest`` was checked, and each new one is in ``downloaded``). A file the mirror
     refuses (HTTP 404, ...) goes to ``unavailable`` and the others still come.
     A network failure stops the download (``stopped``), as does Ctrl-C
     (``interrupted``): what was done is in the result, the next run resumes.
     """
     os.makedirs(dest, exist_ok=True)
     result = DownloadResult()
+    #: The file fetch() may have put in place and whose check has not ended yet.
+    unchecked: str | None = None
     try:
         for filename in files:
             target = os.path.join(dest, filename)
@@ -160,9 +164,11 @@ def download(files: list[str], dest: str, *, mirror: str = DEFAULT_MIRROR,
                 result.replaced[filename] = problem
             if on_start:
                 on_start(filename)
+            unchecked = target
             try:
                 result.bytes += fetch(file_url(mirror, filename), target, timeout=timeout, on_bytes=on_bytes)
             except FileUnavailable as exc:
+                unchecked = None
                 result.unavailable[filename] = str(exc)
                 if on_done:
                     on_done(filename, "unavailable")
@@ -170,15 +176,20 @@ def download(files: list[str], dest: str, *, mirror: str = DEFAULT_MIRROR,
             problem = _file_problem(target, checksums)
             if problem:
                 os.remove(target)
+                unchecked = None
                 result.failed[filename] = problem
                 if on_done:
                     on_done(filename, f"bad: {problem}")
                 continue
             result.downloaded.append(filename)
+            unchecked = None
             if on_done:
                 on_done(filename, "downloaded")
     except DownloadError as exc:
         result.stopped = str(exc)
     except KeyboardInterrupt:
         result.interrupted = True
+        if (unchecked is not None and os.path.basename(unchecked) not in result.downloaded
+                and os.path.exists(unchecked)):
+            os.replace(unchecked, unchecked + ".part")
     return result
