@@ -148,8 +148,9 @@ def download(files: list[str], dest: str, *, mirror: str = DEFAULT_MIRROR,
     """
     os.makedirs(dest, exist_ok=True)
     result = DownloadResult()
-    #: The file fetch() may have put in place and whose check has not ended yet.
-    unchecked: str | None = None
+    #: The last file fetch() was asked for: if a Ctrl-C finds it in place but not in ``downloaded``, its check
+    #: had not ended.
+    fetched: str | None = None
     try:
         for filename in files:
             target = os.path.join(dest, filename)
@@ -164,11 +165,10 @@ def download(files: list[str], dest: str, *, mirror: str = DEFAULT_MIRROR,
                 result.replaced[filename] = problem
             if on_start:
                 on_start(filename)
-            unchecked = target
+            fetched = target
             try:
                 result.bytes += fetch(file_url(mirror, filename), target, timeout=timeout, on_bytes=on_bytes)
             except FileUnavailable as exc:
-                unchecked = None
                 result.unavailable[filename] = str(exc)
                 if on_done:
                     on_done(filename, "unavailable")
@@ -176,20 +176,17 @@ def download(files: list[str], dest: str, *, mirror: str = DEFAULT_MIRROR,
             problem = _file_problem(target, checksums)
             if problem:
                 os.remove(target)
-                unchecked = None
                 result.failed[filename] = problem
                 if on_done:
                     on_done(filename, f"bad: {problem}")
                 continue
             result.downloaded.append(filename)
-            unchecked = None
             if on_done:
                 on_done(filename, "downloaded")
     except DownloadError as exc:
         result.stopped = str(exc)
     except KeyboardInterrupt:
         result.interrupted = True
-        if (unchecked is not None and os.path.basename(unchecked) not in result.downloaded
-                and os.path.exists(unchecked)):
-            os.replace(unchecked, unchecked + ".part")
+        if fetched and os.path.basename(fetched) not in result.downloaded and os.path.exists(fetched):
+            os.replace(fetched, fetched + ".part")
     return result
