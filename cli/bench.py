@@ -373,7 +373,7 @@ def perft(repeat: int) -> None:
     """Leaf nodes per second of the compiled move generator (chess_endgame.engine.core) against python-chess's own
     perft, on the standard perft positions, every count checked (exit 1 on a mismatch).
 
-    bulk: the moves at the last ply are counted, not made (core.position.perft; python-chess:
+    bulk: the moves at the last ply are counted, not made (core.movegen.perft; python-chess:
     legal_moves.count()). full: every leaf is made and unmade (python-chess: push/pop). python-chess
     runs at a smaller depth; its counts are checked against the compiled ones at that depth, and the
     compiled ones against the published counts. The first call compiles (or loads numba's cache):

@@ -17,6 +17,7 @@ import pytest
 from chess_endgame.bench.perft import python_perft
 from chess_endgame.board import random_position
 from chess_endgame.engine.core import position as core
+from chess_endgame.engine.core.movegen import generate, perft
 
 #: (FEN, depth): each feature named in the comment is reached within the depth.
 PERFT = [
@@ -100,7 +101,7 @@ def test_perft_positions_cover_the_issue() -> None:
 def test_perft_equals_python_chess(fen: str, depth: int) -> None:
     position = core.Position(chess.Board(fen))
     before = snapshot(position)
-    assert core.perft(*position.arrays(), depth, buffer()) == python_perft(chess.Board(fen), depth)
+    assert perft(*position.arrays(), depth, buffer()) == python_perft(chess.Board(fen), depth)
     assert same(snapshot(position), before)
 
 
@@ -121,7 +122,7 @@ def tactical_reference(board: chess.Board) -> set[int]:
 def tactical(board: chess.Board) -> set[int]:
     position = core.Position(board)
     out = np.zeros(256, dtype=np.int64)
-    n = core.generate(position.bb, position.mailbox, position.state, np.uint64(core.checkers(position.bb,
+    n = generate(position.bb, position.mailbox, position.state, np.uint64(core.checkers(position.bb,
                       position.state)), out, 0, True)
     return set(out[:n].tolist())
 
@@ -156,9 +157,9 @@ def check_ply(board: chess.Board, position: core.Position, game_keys: list[int],
     check = core.checkers(bb, state)
     assert check == int(board.checkers()), where
     out = np.zeros(256, dtype=np.int64)
-    n = core.generate(bb, mailbox, state, np.uint64(check), out, 0, False)
+    n = generate(bb, mailbox, state, np.uint64(check), out, 0, False)
     assert len(set(out[:n])) == n and set(out[:n].tolist()) == {encode(m) for m in board.legal_moves}, where
-    n = core.generate(bb, mailbox, state, np.uint64(check), out, 0, True)
+    n = generate(bb, mailbox, state, np.uint64(check), out, 0, True)
     assert len(set(out[:n])) == n and set(out[:n].tolist()) == tactical_reference(board), where
     found = 0
     for root in {0, len(game_keys) - 1, rng.randrange(len(game_keys))}:
@@ -254,9 +255,10 @@ def test_the_same_perft_without_jit() -> None:
     """NUMBA_DISABLE_JIT=1: the same functions as plain Python give the same count."""
     fen, depth = PERFT[3][0], 3
     code = ("import chess, numpy as np; from chess_endgame.engine.core import position as core; "
+            "from chess_endgame.engine.core.movegen import perft; "
             "from chess_endgame.engine.core.jit import COMPILED; assert not COMPILED; "
             f"p = core.Position(chess.Board({fen!r})); "
-            f"print(core.perft(*p.arrays(), {depth}, np.zeros(core.STACK * 256, dtype=np.int64)))")
+            f"print(perft(*p.arrays(), {depth}, np.zeros(core.STACK * 256, dtype=np.int64)))")
     env = {**os.environ, "NUMBA_DISABLE_JIT": "1"}
     result = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, timeout=120)
     assert result.returncode == 0, result.stderr

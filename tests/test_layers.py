@@ -159,8 +159,5 @@ def test_the_import_reader_resolves_relative_imports(tmp_path: Path) -> None:
 
 
 def test_no_module_is_over_500_lines() -> None:
-    # The compiled core's board and search tree are exempt: numba compiles them as units.
-    exempt = {"chess_endgame.engine.core.tree", "chess_endgame.engine.core.position"}
-    long = {module: n for module, path in sources().items()
-            if module not in exempt and (n := len(path.read_text().splitlines())) > 520}
+    long = {module: n for module, path in sources().items() if (n := len(path.read_text().splitlines())) > 520}
     assert long == {}

@@ -116,26 +116,26 @@ def test_null_move_is_never_tried_by_a_side_with_only_king_and_pawns(fen: str, o
 
 
 def test_a_capture_into_a_pure_pawn_ending_is_extended() -> None:
-    from chess_endgame.engine.core import tree as core
     from chess_endgame.engine.core.position import make, unmake
-    from chess_endgame.engine.core.tree import PAWN_ENDING_EXTENSION
+    from chess_endgame.engine.core.tree import PAWN_ENDING_EXTENSION, _extension
+    from chess_endgame.engine.core.treestate import ROOT_DEPTH
     from chess_endgame.engine.result import encode
 
     searcher = Searcher()
     searcher.search(chess.Board("6k1/5ppp/8/8/4n3/3P4/5PPP/6K1 w - - 0 1"), Limits(depth=1))
     tree = searcher._tree
-    tree.counters[core.ROOT_DEPTH] = 8
+    tree.counters[ROOT_DEPTH] = 8
     arrays = searcher.position.arrays()
     for uci, extension in (("d3e4", PAWN_ENDING_EXTENSION), ("g1f1", 0)):
         move = encode(chess.Move.from_uci(uci))  # dxe4 takes the last piece: only kings and pawns are left
         make(*arrays, move)
-        assert core._extension(tree, move, 1, 1) == extension, uci
+        assert _extension(tree, move, 1, 1) == extension, uci
         unmake(*arrays, move)
 
 
 def test_the_static_evaluation_is_damped_as_the_50_move_counter_runs() -> None:
     # Stockfish's classical shuffling rule: the corrected static evaluation times (100 - halfmoves) / 100.
-    from chess_endgame.engine.core import tree as core
+    from chess_endgame.engine.core.history import corrected
     from chess_endgame.engine.core.position import HALFMOVE
 
     searcher = Searcher(evaluator=_fixed_evaluator())
@@ -144,7 +144,7 @@ def test_the_static_evaluation_is_damped_as_the_50_move_counter_runs() -> None:
     values = []
     for halfmoves in (0, 50, 99):
         tree.state[HALFMOVE] = halfmoves
-        values.append(core._corrected(tree, 400))
+        values.append(corrected(tree, 400))
     assert values[0] > 0
     assert values[1] == values[0] * 50 // 100
     assert values[2] == values[0] // 100
@@ -155,7 +155,7 @@ def test_the_correction_is_learnt_by_the_pawns_and_by_each_sides_pieces() -> Non
     # and king where they stand, by Black's. The correction is their mean, the pawn table's counted twice: a
     # pawn move keeps the two piece tables' half, a king move the pawn table's and the other side's three
     # quarters.
-    from chess_endgame.engine.core import tree as core
+    from chess_endgame.engine.core.history import corrected, learn_correction
     from chess_endgame.engine.core.position import HALFMOVE, TURN, make, unmake
     from chess_endgame.engine.result import encode
 
@@ -164,18 +164,18 @@ def test_the_correction_is_learnt_by_the_pawns_and_by_each_sides_pieces() -> Non
     tree = searcher._tree
     tree.history[:] = 0
     for _ in range(300):
-        core._learn_correction(tree, 0, 100, 20)  # the static evaluation 0, the searches 100 cp
-    assert core._corrected(tree, 0) == 99  # 100 cp, less the integer steps' rounding
+        learn_correction(tree, 0, 100, 20)  # the static evaluation 0, the searches 100 cp
+    assert corrected(tree, 0) == 99  # 100 cp, less the integer steps' rounding
     arrays = searcher.position.arrays()
     for uci, kept in (("h2h3", 49), ("g1h1", 74), ("d1d2", 74)):
         move = encode(chess.Move.from_uci(uci))
         make(*arrays, move)
         turn, halfmove = tree.state[TURN], tree.state[HALFMOVE]
         tree.state[TURN], tree.state[HALFMOVE] = 1, 0  # White's tables, undamped by the 50-move counter
-        assert core._corrected(tree, 0) == kept, uci
+        assert corrected(tree, 0) == kept, uci
         tree.state[TURN], tree.state[HALFMOVE] = turn, halfmove
         unmake(*arrays, move)
-    assert core._corrected(tree, 0) == 99
+    assert corrected(tree, 0) == 99
 
 
 def test_a_search_late_in_the_50_move_count_scores_a_won_shuffle_lower() -> None:
@@ -196,8 +196,8 @@ def test_a_search_late_in_the_50_move_count_scores_a_won_shuffle_lower() -> None
     ("3r2k1/5ppp/8/8/8/8/5PPP/3R2K1 w - - 0 1", 1),  # Rxd8+: it wins the rook
 ])
 def test_only_a_check_that_does_not_lose_material_is_extended(fen: str, extension: int) -> None:
-    from chess_endgame.engine.core import tree as core
     from chess_endgame.engine.core.position import make, unmake
+    from chess_endgame.engine.core.tree import _check_extension
     from chess_endgame.engine.result import encode
 
     searcher = Searcher()
@@ -206,7 +206,7 @@ def test_only_a_check_that_does_not_lose_material_is_extended(fen: str, extensio
     move = encode(chess.Move.from_uci("d1d8"))
     make(*arrays, move)
     made = [array.copy() for array in arrays]
-    assert core._check_extension(searcher._tree, move) == extension
+    assert _check_extension(searcher._tree, move) == extension
     # It looks at the position before the move and leaves the one after it as it found it.
     assert all((array == before).all() for array, before in zip(arrays, made, strict=True))
     unmake(*arrays, move)
@@ -215,9 +215,11 @@ def test_only_a_check_that_does_not_lose_material_is_extended(fen: str, extensio
 def test_quiescence_takes_a_settling_bound_from_the_table() -> None:
     """A quiescence node whose position the TT holds returns the stored score when its bound settles
     the window (one node, nothing searched), and searches when it does not."""
-    from chess_endgame.engine.core import tree as core
+    from chess_endgame.engine.core import quiescence
     from chess_endgame.engine.core.bits import ZERO
     from chess_endgame.engine.core.position import PLY
+    from chess_endgame.engine.core.transposition import EXACT, LOWER, NO_STATIC, UPPER
+    from chess_endgame.engine.core.treestate import NEXT_CHECK, NO, NODES, YES, tt_store
 
     searcher = Searcher()
     searcher.search(chess.Board("8/5pk1/6p1/3p4/3R4/6P1/5PK1/4r3 w - - 0 1"), Limits(depth=1))
@@ -225,20 +227,20 @@ def test_quiescence_takes_a_settling_bound_from_the_table() -> None:
     key = tree.keys[tree.state[PLY]]
 
     def qsearch(alpha: int, beta: int) -> tuple[int, int]:
-        tree.counters[core.NODES] = 0
-        tree.counters[core.NEXT_CHECK] = 1 << 40
-        value = core.qsearch(tree, alpha, beta, 1, core.YES, ZERO, core.NO, searcher._check_callback)
-        return int(value), int(tree.counters[core.NODES])
+        tree.counters[NODES] = 0
+        tree.counters[NEXT_CHECK] = 1 << 40
+        value = quiescence.qsearch(tree, alpha, beta, 1, YES, ZERO, NO, searcher._check_callback)
+        return int(value), int(tree.counters[NODES])
 
     searcher.clear()
     plain, nodes = qsearch(-1000, 1000)
     assert nodes > 1  # Rxd5 and the checks are searched
-    for bound, stored, window, settled in ((core.EXACT, plain + 77, (-1000, 1000), True),
-                                           (core.LOWER, 600, (-1000, 500), True),
-                                           (core.LOWER, 400, (-1000, 500), False),
-                                           (core.UPPER, -600, (-500, 1000), True),
-                                           (core.UPPER, -400, (-500, 1000), False)):
-        core.tt_store(tree, key, 0, bound, stored, 0, core.NO_STATIC)
+    for bound, stored, window, settled in ((EXACT, plain + 77, (-1000, 1000), True),
+                                           (LOWER, 600, (-1000, 500), True),
+                                           (LOWER, 400, (-1000, 500), False),
+                                           (UPPER, -600, (-500, 1000), True),
+                                           (UPPER, -400, (-500, 1000), False)):
+        tt_store(tree, key, 0, bound, stored, 0, NO_STATIC)
         assert qsearch(*window) == ((stored, 1) if settled else (plain, nodes)), (bound, stored)
 
 
@@ -246,20 +248,22 @@ def test_quiescence_keeps_its_result_in_the_table() -> None:
     """A quiescence node stores its score (depth 0 at its first ply, which adds quiet checks; -1 deeper),
     so the next visit takes it in one node; a first-ply node does not take a deeper node's result; and an
     entry of the main search for the same position is not replaced."""
-    from chess_endgame.engine.core import tree as core
+    from chess_endgame.engine.core import quiescence
     from chess_endgame.engine.core.bits import ZERO
     from chess_endgame.engine.core.position import PLY
+    from chess_endgame.engine.core.transposition import EXACT, LOWER, NO_STATIC
+    from chess_endgame.engine.core.treestate import NEXT_CHECK, NO, NODES, YES, tt_store
 
     searcher = Searcher()
     searcher.search(chess.Board("8/5pk1/6p1/3p4/3R4/6P1/5PK1/4r3 w - - 0 1"), Limits(depth=1))
     tree = searcher._tree
     key = tree.keys[tree.state[PLY]]
 
-    def qsearch(alpha: int, beta: int, first: np.int64 = core.YES) -> tuple[int, int]:
-        tree.counters[core.NODES] = 0
-        tree.counters[core.NEXT_CHECK] = 1 << 40
-        value = core.qsearch(tree, alpha, beta, 1, first, ZERO, core.NO, searcher._check_callback)
-        return int(value), int(tree.counters[core.NODES])
+    def qsearch(alpha: int, beta: int, first: np.int64 = YES) -> tuple[int, int]:
+        tree.counters[NODES] = 0
+        tree.counters[NEXT_CHECK] = 1 << 40
+        value = quiescence.qsearch(tree, alpha, beta, 1, first, ZERO, NO, searcher._check_callback)
+        return int(value), int(tree.counters[NODES])
 
     def entry() -> tuple[int, int, int]:
         stored = searcher.tt.get(int(key))
@@ -268,19 +272,19 @@ def test_quiescence_keeps_its_result_in_the_table() -> None:
 
     searcher.clear()
     plain, nodes = qsearch(-1000, 1000)
-    assert nodes > 1 and entry() == (0, core.EXACT, plain)
+    assert nodes > 1 and entry() == (0, EXACT, plain)
     assert qsearch(-1000, 1000) == (plain, 1)
 
     searcher.clear()
-    deeper, _ = qsearch(-1000, 1000, core.NO)
-    assert entry() == (-1, core.EXACT, deeper)
-    assert qsearch(-1000, 1000, core.NO) == (deeper, 1)
+    deeper, _ = qsearch(-1000, 1000, NO)
+    assert entry() == (-1, EXACT, deeper)
+    assert qsearch(-1000, 1000, NO) == (deeper, 1)
     assert qsearch(-1000, 1000) == (plain, nodes)  # the quiet checks are searched after all
 
     searcher.clear()
-    core.tt_store(tree, key, 5, core.LOWER, plain - 300, 0, core.NO_STATIC)
+    tt_store(tree, key, 5, LOWER, plain - 300, 0, NO_STATIC)
     assert qsearch(-1000, 1000) == (plain, nodes)  # the bound does not settle the window
-    assert entry() == (5, core.LOWER, plain - 300)
+    assert entry() == (5, LOWER, plain - 300)
 
 
 def test_node_and_depth_limits_are_exact() -> None:
@@ -317,7 +321,8 @@ def test_stop_from_another_thread_is_prompt() -> None:
 
 
 def test_transposition_table_respects_its_size() -> None:
-    from chess_endgame.engine.core import tree as core
+    from chess_endgame.engine.core.transposition import NO_STATIC
+    from chess_endgame.engine.core.treestate import tt_store
 
     tt = TranspositionTable(1)
     assert tt.size * TranspositionTable.ENTRY_BYTES <= 1 << 20
@@ -329,7 +334,7 @@ def test_transposition_table_respects_its_size() -> None:
     for _ in range(4 * tt.size):
         key = rng.getrandbits(64)
         depth, score, move = rng.randrange(1, 30), rng.randrange(-30000, 30000), rng.getrandbits(15)
-        core.tt_store(searcher._tree, np.uint64(key), depth, 0, score, move, core.NO_STATIC)
+        tt_store(searcher._tree, np.uint64(key), depth, 0, score, move, NO_STATIC)
         stored[key] = (depth, 0, score, move)
     tt = searcher.tt
     found = [key for key in stored if tt.get(key) is not None]
@@ -359,16 +364,16 @@ def test_one_searcher_searches_again_after_its_table_is_resized_or_cleared() -> 
 def test_history_follows_the_cutoffs_and_stays_bounded() -> None:
     """A cutoff raises its move's history and lowers the quiet moves tried before it; an entry moves
     less the further it leans, so it never leaves +-HISTORY_MAX however many searches fill it."""
-    from chess_endgame.engine.core import tree as core
+    from chess_endgame.engine.core.history import HISTORY_BONUS_MAX, HISTORY_MAX, history_add
 
     history = np.zeros((2, 4096), dtype=np.int64)
     for _ in range(5000):
-        core.history_add(history, 1, 7, core.HISTORY_BONUS_MAX)
-        core.history_add(history, 1, 9, -core.HISTORY_BONUS_MAX)
-    assert core.HISTORY_MAX * 0.99 < history[1, 7] <= core.HISTORY_MAX
-    assert -core.HISTORY_MAX <= history[1, 9] < -core.HISTORY_MAX * 0.99
-    core.history_add(history, 1, 7, -core.HISTORY_BONUS_MAX)  # a fall from the top is twice the bonus
-    assert history[1, 7] <= core.HISTORY_MAX - 2 * core.HISTORY_BONUS_MAX + 1
+        history_add(history, 1, 7, HISTORY_BONUS_MAX)
+        history_add(history, 1, 9, -HISTORY_BONUS_MAX)
+    assert HISTORY_MAX * 0.99 < history[1, 7] <= HISTORY_MAX
+    assert -HISTORY_MAX <= history[1, 9] < -HISTORY_MAX * 0.99
+    history_add(history, 1, 7, -HISTORY_BONUS_MAX)  # a fall from the top is twice the bonus
+    assert history[1, 7] <= HISTORY_MAX - 2 * HISTORY_BONUS_MAX + 1
     searcher = Searcher()
     board = chess.Board("r1bq1rk1/pp2bppp/2n1pn2/3p4/2PP4/2N2N2/PP2BPPP/R2QKB1R w KQ - 0 8")
     searcher.search(board, Limits(depth=8))
@@ -460,7 +465,7 @@ def test_the_tree_asks_the_prober_only_about_materials_it_has_tables_for(syzygy_
     """Knowing which WDL tables exist spares probes: a prober searches the captures of a position
     before it finds its table missing, and answers only when a capture wins outright, which the tree
     finds a ply later by itself. The search's answer stays the same."""
-    from chess_endgame.engine.core import tree as core
+    from chess_endgame.engine.core.treestate import new_wdl_cache
 
     prober = Prober(syzygy_path, backend=backend)
     require_tables(prober, "KRPvKR")
@@ -473,7 +478,7 @@ def test_the_tree_asks_the_prober_only_about_materials_it_has_tables_for(syzygy_
         searcher.search(board, Limits(depth=1))  # the searcher's WDL cache is now this prober's
         searcher.clear()
         if not knows_tables:
-            searcher._wdl_cache = core.new_wdl_cache()  # the tree asks about every material
+            searcher._wdl_cache = new_wdl_cache()  # the tree asks about every material
         result = searcher.search(board, Limits(depth=9))
         runs.append((result.best_move, result.score, searcher.probe_calls + searcher.compiled_probes))
     (move, score, calls), (move_asking_all, score_asking_all, calls_asking_all) = runs
@@ -548,8 +553,9 @@ def test_the_singular_search_without_a_move_neither_stores_nor_mates() -> None:
     """The singular extension searches a node without its TT move (``tree.excluded``): that search must not
     store its result as the position's, and a node whose only move is the excluded one returns alpha (no
     other move reaches the bound), not a mate or a stalemate."""
-    from chess_endgame.engine.core import tree as core
     from chess_endgame.engine.core.position import PLY
+    from chess_endgame.engine.core.tree import search
+    from chess_endgame.engine.core.treestate import NEXT_CHECK, NO, STOPPED
     from chess_endgame.engine.result import encode
 
     def excluded_search(fen: str, move: str, alpha: int) -> tuple[int, Searcher, int]:
@@ -557,10 +563,10 @@ def test_the_singular_search_without_a_move_neither_stores_nor_mates() -> None:
         searcher.search(chess.Board(fen), Limits(depth=1))
         tree = searcher._tree
         searcher.tt.clear()
-        tree.counters[core.STOPPED] = 0
-        tree.counters[core.NEXT_CHECK] = 1 << 40
+        tree.counters[STOPPED] = 0
+        tree.counters[NEXT_CHECK] = 1 << 40
         tree.excluded[0] = encode(chess.Move.from_uci(move))
-        value = core.search(tree, 4, alpha, alpha + 1, 0, core.NO, core.NO, core.NO, np.uint64(0), core.NO,
+        value = search(tree, 4, alpha, alpha + 1, 0, NO, NO, NO, np.uint64(0), NO,
                             searcher._probe_callback, searcher._check_callback)
         tree.excluded[0] = 0
         return int(value), searcher, int(tree.keys[tree.state[PLY]])

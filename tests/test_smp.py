@@ -9,8 +9,9 @@ import chess
 import numpy as np
 import pytest
 
-from chess_endgame.engine.core import tree as core
 from chess_endgame.engine.core.bits import U64
+from chess_endgame.engine.core.position import PLY
+from chess_endgame.engine.core.treestate import AGE, DRAW_WHITE, NODES, RULE50, TB_CALLS, tb_wdl
 from chess_endgame.engine.result import Limits
 from chess_endgame.engine.search import Searcher
 from chess_endgame.engine.smp import NodeBudget, skips
@@ -52,7 +53,7 @@ def test_a_node_limit_is_exact_across_threads(threads: int, nodes: int) -> None:
     assert result.nodes == nodes
     helpers = [helper.nodes for helper in searcher._active]
     assert len(helpers) == threads - 1 and all(n > 0 for n in helpers)
-    assert int(searcher._tree.counters[core.NODES]) + sum(helpers) == nodes
+    assert int(searcher._tree.counters[NODES]) + sum(helpers) == nodes
 
 
 def test_a_small_node_limit_is_searched_by_the_main_thread_alone() -> None:
@@ -110,18 +111,18 @@ def test_a_half_written_wdl_cache_slot_reads_as_a_miss(prober: Prober) -> None:
     searcher = Searcher(prober=prober)
     searcher.search(board, Limits(depth=1))
     tree = searcher._tree
-    key = tree.keys[tree.state[core.PLY]]
+    key = tree.keys[tree.state[PLY]]
     slot = int(key & U64(tree.wdl_keys.shape[0] - 1))
 
     def probes() -> int:
-        return searcher.probe_calls + int(tree.counters[core.TB_CALLS])
+        return searcher.probe_calls + int(tree.counters[TB_CALLS])
 
-    assert core._probe_wdl(tree, searcher._probe_callback) == prober.probe_wdl(board) + 2
+    assert tb_wdl(tree, searcher._probe_callback) == prober.probe_wdl(board) + 2
     made = probes()
-    assert core._probe_wdl(tree, searcher._probe_callback) == prober.probe_wdl(board) + 2
+    assert tb_wdl(tree, searcher._probe_callback) == prober.probe_wdl(board) + 2
     assert probes() == made  # from the cache
     tree.wdl_values[slot] = (tree.wdl_values[slot] + 1) % 5  # another thread's value, this key's word
-    assert core._probe_wdl(tree, searcher._probe_callback) == prober.probe_wdl(board) + 2
+    assert tb_wdl(tree, searcher._probe_callback) == prober.probe_wdl(board) + 2
     assert probes() == made + 1
 
 
@@ -137,7 +138,7 @@ def test_helpers_probe_the_tables_and_the_result_holds(syzygy_path: str, backend
     assert result.nodes == 400_000 and result.tbhits > 0
     helper = searcher._active[0]
     if backend == "compiled":
-        assert helper.tree.counters[core.TB_CALLS] > 0 and searcher.probe_calls == 0
+        assert helper.tree.counters[TB_CALLS] > 0 and searcher.probe_calls == 0
     else:
         assert 0 < searcher.helper_probe_calls <= searcher.probe_calls
     single = Searcher(prober=prober).search(board, Limits(nodes=400_000))
@@ -169,7 +170,7 @@ def test_threads_search_with_numpy_ints_as_settings() -> None:
     searcher = Searcher(threads=2, contempt=20)
     searcher.search(chess.Board(ROOK_ENDING), Limits(nodes=20_000))
     helper = searcher._active[0]
-    for index in (core.AGE, core.DRAW_WHITE, core.RULE50):
+    for index in (AGE, DRAW_WHITE, RULE50):
         assert helper.tree.counters[index] == searcher._tree.counters[index]
     assert np.shares_memory(helper.tree.tt, searcher._tree.tt)
     assert not np.shares_memory(helper.tree.history, searcher._tree.history)

@@ -131,8 +131,9 @@ def test_no_writable_cache_anywhere_compiles_without_a_cache() -> None:
     """Where numba finds no cache location at all (read-only package and home: simulated with a locator that
     never applies), the core compiles uncached instead of failing at import, and says so on stderr."""
     code = ("import chess, numpy as np; from chess_endgame.engine.core import jit, position as core; "
+            "from chess_endgame.engine.core.movegen import perft; "
             "assert jit.COMPILED and not jit.CACHED; p = core.Position(chess.Board()); "
-            "print(core.perft(*p.arrays(), 3, np.zeros(core.STACK * 256, dtype=np.int64)))")
+            "print(perft(*p.arrays(), 3, np.zeros(core.STACK * 256, dtype=np.int64)))")
     env = {**os.environ, "NUMBA_CACHE_LOCATOR_CLASSES": "ZipCacheLocator"}
     env.pop("NUMBA_DISABLE_JIT", None)
     result = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, timeout=300)

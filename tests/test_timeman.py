@@ -119,19 +119,21 @@ def _tt_probe_at(fen: str, clock: int, stored_depth: int, stored_score: int) -> 
     exact ``stored_score`` for it (stored as a search at clock 0 stores it) to ``stored_depth``."""
     import numpy as np
 
-    from chess_endgame.engine.core import tree as core
     from chess_endgame.engine.core.position import PLY
+    from chess_endgame.engine.core.transposition import NO_STATIC
+    from chess_endgame.engine.core.tree import search
+    from chess_endgame.engine.core.treestate import STOPPED, tt_store
 
     board = chess.Board(fen)
     board.halfmove_clock = clock
     searcher = Searcher()
     searcher.search(board, Limits(depth=1))  # sets the searcher's arrays up for this root
     tree = searcher._tree
-    tree.counters[core.STOPPED] = 0
+    tree.counters[STOPPED] = 0
     searcher.tt.clear()
     key = tree.keys[tree.state[PLY]]  # the root's key
-    core.tt_store(tree, key, stored_depth, EXACT, stored_score, 0, core.NO_STATIC)
-    return int(core.search(tree, 3, -MATE, MATE, 0, 0, 0, 1, np.uint64(0), 0, searcher._probe_callback,
+    tt_store(tree, key, stored_depth, EXACT, stored_score, 0, NO_STATIC)
+    return int(search(tree, 3, -MATE, MATE, 0, 0, 0, 1, np.uint64(0), 0, searcher._probe_callback,
                            searcher._check_callback))
 
 

@@ -2,7 +2,7 @@
 
 Two ways of counting, each measured for both move generators, so every ratio compares like with like:
 
-- *bulk*: the moves at the last ply are counted, not made (the core's :func:`~..core.position.perft`;
+- *bulk*: the moves at the last ply are counted, not made (the core's :func:`~..core.movegen.perft`;
   python-chess: ``legal_moves.count()`` at the last ply);
 - *full*: every leaf is made and unmade (:func:`perft_full` here; python-chess: ``push``/``pop``).
 
@@ -21,6 +21,7 @@ import numpy as np
 
 from chess_endgame.engine.core import position as core
 from chess_endgame.engine.core.jit import COMPILED, njit
+from chess_endgame.engine.core.movegen import generate, perft
 
 
 @dataclass(frozen=True)
@@ -58,7 +59,7 @@ def perft_full(bb, mailbox, state, keys, undo, depth, buffer):
     if depth == 0:
         return 1
     start = state[core.PLY] * 256
-    end = core.generate(bb, mailbox, state, core.checkers(bb, state), buffer, start, False)
+    end = generate(bb, mailbox, state, core.checkers(bb, state), buffer, start, False)
     total = 0
     for i in range(start, end):
         move = buffer[i]
@@ -125,7 +126,7 @@ def _compiled(fen: str, func, depth: int, repeat: int) -> Count:
 def warm_up() -> float:
     """Compile (or load from numba's cache) both compiled perfts; the seconds it took."""
     start = time.perf_counter()
-    for func in (core.perft, perft_full):
+    for func in (perft, perft_full):
         _compiled(chess.STARTING_FEN, func, 1, 1)
     return time.perf_counter() - start
 
@@ -137,7 +138,7 @@ def bench_perft(repeat: int = 3, on_row: Callable[[PerftRow], None] | None = Non
         raise ValueError("bench perft measures the compiled core: install numba and unset NUMBA_DISABLE_JIT")
     rows = []
     for p in POSITIONS:
-        row = PerftRow(p, _compiled(p.fen, core.perft, p.depth, repeat),
+        row = PerftRow(p, _compiled(p.fen, perft, p.depth, repeat),
                        _compiled(p.fen, perft_full, p.depth, repeat),
                        _timed(lambda: python_perft(chess.Board(p.fen), p.python_depth), 1),  # noqa: B023
                        _timed(lambda: python_perft(chess.Board(p.fen), p.python_depth, bulk=False), 1), [])  # noqa: B023
@@ -145,7 +146,7 @@ def bench_perft(repeat: int = 3, on_row: Callable[[PerftRow], None] | None = Non
         checks = [("compiled bulk", row.bulk.nodes, expected), ("compiled full", row.full.nodes, expected),
                   ("python-chess bulk", row.python_bulk.nodes, python_expected),
                   ("python-chess full", row.python_full.nodes, python_expected)]
-        small = _compiled(p.fen, core.perft, p.python_depth, 1).nodes
+        small = _compiled(p.fen, perft, p.python_depth, 1).nodes
         checks.append((f"compiled bulk at depth {p.python_depth}", small, row.python_full.nodes))
         row.mismatches = [f"{what}: {got} leaves, expected {want}" for what, got, want in checks if got != want]
         rows.append(row)

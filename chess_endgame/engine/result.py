@@ -10,7 +10,7 @@ from dataclasses import dataclass, field
 import chess
 import chess.engine
 
-from chess_endgame.engine.core.tree import MATE, MATE_BOUND
+from chess_endgame.engine.core.treestate import MATE, MATE_BOUND
 
 _MOVES: dict[int, chess.Move] = {}
 

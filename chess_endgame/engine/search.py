@@ -10,9 +10,9 @@ Draws: a position that repeats one earlier in the search path, or twice in
 the game history, as in Stockfish; the 50-move rule at a halfmove clock of 100
 unless the side to move is mated; insufficient material.
 
-This module is the Python face of the compiled core (:mod:`.core.tree`): it turns
-the root :class:`chess.Board` into arrays, drives the iterations (aspiration
-windows, MultiPV, limits, info) and turns the moves that come back into
+This module is the Python face of the compiled core (:mod:`.core.tree`, in the arrays of
+:mod:`.core.treestate`): it turns the root :class:`chess.Board` into arrays, drives the iterations
+(aspiration windows, MultiPV, limits, info) and turns the moves that come back into
 :class:`chess.Move`. The tree itself runs compiled and without the GIL; it calls
 back into Python for tablebase probes (through the :class:`~chess_endgame.tablebase.prober.Prober`)
 and, every quarter millisecond or so, to ask whether to stop.
@@ -29,23 +29,14 @@ import chess
 import chess.engine
 import numpy as np
 
-from chess_endgame.engine.core import tree as core
+from chess_endgame.engine.core import treestate as core
+from chess_endgame.engine.core.history import new_history
 from chess_endgame.engine.core.jit import cycles_per_second
 from chess_endgame.engine.core.pawns import new_pawn_table
-from chess_endgame.engine.core.position import Position
-from chess_endgame.engine.core.tree import (
-    EXACT,
-    INF,
-    LOWER,
-    MATE,
-    MATE_BOUND,
-    MAX_PLY,
-    TB_BOUND,
-    TB_WIN,
-    UPPER,
-    from_tt,
-    to_tt,
-)
+from chess_endgame.engine.core.position import EP, HALFMOVE, TURN, Position
+from chess_endgame.engine.core.transposition import EXACT, LOWER, UPPER
+from chess_endgame.engine.core.tree import root
+from chess_endgame.engine.core.treestate import INF, MATE, MATE_BOUND, MAX_PLY, TB_BOUND, TB_WIN, from_tt, to_tt
 from chess_endgame.engine.evaluation import Evaluator
 from chess_endgame.engine.interrupt import sigint_deferred
 from chess_endgame.engine.result import Info, Limits, SearchResult, decode, encode, score_of
@@ -117,7 +108,7 @@ class Searcher:
         self._budget: NodeBudget | None = None
         #: The draw score for White of the last search (the TT holds scores made with it).
         self._draw_white = 0
-        self._history = core.new_history()
+        self._history = new_history()
         self._pawn_table = new_pawn_table()
         self._wdl_cache = self._new_wdl_cache()
         self._wdl_identity: tuple = ()
@@ -334,10 +325,10 @@ class Searcher:
         board.occupied_co[chess.WHITE], board.occupied_co[chess.BLACK] = bb[8], bb[0]
         board.occupied = bb[0] | bb[8]
         state = position.state
-        board.turn = bool(state[core.TURN])
-        ep = int(state[core.EP])
+        board.turn = bool(state[TURN])
+        ep = int(state[EP])
         board.ep_square = ep if ep >= 0 else None
-        board.halfmove_clock = int(state[core.HALFMOVE])
+        board.halfmove_clock = int(state[HALFMOVE])
         try:
             return self.prober.probe_wdl(board) + 2  # type: ignore[union-attr]
         except NotCoveredError:
@@ -401,8 +392,8 @@ class Searcher:
 
     def _root(self, depth: int, alpha: int, beta: int, moves: np.ndarray, scores: np.ndarray) -> int:
         """One pass over the root moves (compiled, without the GIL); raises :exc:`_Stop` when stopped."""
-        value = core.root(self._tree, depth, alpha, beta, moves, scores, len(moves), self._probe_callback,
-                          self._check_callback)
+        value = root(self._tree, depth, alpha, beta, moves, scores, len(moves), self._probe_callback,
+                     self._check_callback)
         if self._raised is not None:
             raised, self._raised = self._raised, None
             raise raised

@@ -22,9 +22,11 @@ from collections.abc import Callable
 import chess
 import numpy as np
 
-from chess_endgame.engine.core import tree as core
+from chess_endgame.engine.core import treestate as core
+from chess_endgame.engine.core.history import new_history
 from chess_endgame.engine.core.pawns import new_pawn_table
 from chess_endgame.engine.core.position import Position
+from chess_endgame.engine.core.tree import root
 
 #: Counters a helper takes from the main search's tree (the search's settings, not its progress).
 SETTINGS = (core.AGE, core.PROBE_DEPTH, core.RULE50, core.TB_PIECES, core.DRAW_WHITE)
@@ -65,7 +67,7 @@ class Helper:
     def __init__(self, index: int, probe_position: Callable[[Position], int]) -> None:
         self.index = index
         self.position = Position()
-        self.history = core.new_history()
+        self.history = new_history()
         self.pawn_table = new_pawn_table()
         self.tree: core.Tree | None = None
         self._shares: tuple = ()
@@ -133,8 +135,8 @@ class Helper:
             for depth in range(1, core.MAX_PLY + 1):
                 if skips(self.index, depth):
                     continue
-                core.root(tree, depth, -core.INF, core.INF, moves, scores, len(moves), self._probe_callback,
-                          self._check_callback)
+                root(tree, depth, -core.INF, core.INF, moves, scores, len(moves), self._probe_callback,
+                     self._check_callback)
                 if tree.counters[core.STOPPED]:
                     break
         except BaseException as exc:  # noqa: BLE001 - kept for the main search, which raises it again

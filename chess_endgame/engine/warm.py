@@ -35,7 +35,7 @@ class Skipped(Exception):
 
 def steps(syzygy_path: str | None = None) -> list[tuple[str, Callable[[], object]]]:
     """The warm-up's steps: (what, function)."""
-    from chess_endgame.engine.core import position
+    from chess_endgame.engine.core import movegen, position
     from chess_endgame.engine.evaluation import features
     from chess_endgame.engine.result import Limits
     from chess_endgame.engine.search import Searcher
@@ -44,7 +44,7 @@ def steps(syzygy_path: str | None = None) -> list[tuple[str, Callable[[], object
 
     def perft() -> int:
         p = position.Position(chess.Board(MIDDLEGAME))
-        return int(position.perft(*p.arrays(), 2, np.zeros(position.STACK * 256, dtype=np.int64)))
+        return int(movegen.perft(*p.arrays(), 2, np.zeros(position.STACK * 256, dtype=np.int64)))
 
     def evaluation() -> list[float]:
         return [x for fen in (ENDGAME, MIDDLEGAME) for x in features(chess.Board(fen))]
@@ -89,9 +89,9 @@ def warm(syzygy_path: str | None = None,
 
 def cache_directory() -> str | None:
     """Where numba keeps the core's compiled code (None: no cache, or numba missing or disabled)."""
-    from chess_endgame.engine.core import position
+    from chess_endgame.engine.core import movegen
 
-    cache = getattr(position.perft, "_cache", None)
+    cache = getattr(movegen.perft, "_cache", None)
     return getattr(cache, "_cache_path", None)
 
 

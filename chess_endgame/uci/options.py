@@ -6,7 +6,7 @@ from __future__ import annotations
 import chess
 import chess.engine
 
-from chess_endgame.engine.core.tree import TB_BOUND
+from chess_endgame.engine.core.treestate import TB_BOUND
 from chess_endgame.tablebase.paths import scan, user_path
 
 
@@ -85,7 +85,7 @@ WDL_MODEL = "sf"
 
 def wdl(score: chess.engine.Score, ply: int) -> chess.engine.Wdl:
     """``UCI_ShowWDL``'s permille from the side to move: a mate or a tablebase result found in the tree
-    (beyond :data:`~chess_endgame.engine.core.tree.TB_BOUND`) is certain; any other score goes through
+    (beyond :data:`~chess_endgame.engine.core.treestate.TB_BOUND`) is certain; any other score goes through
     :data:`WDL_MODEL` at game ``ply``."""
     if score.is_mate() or abs(score.score() or 0) >= TB_BOUND:
         return chess.engine.Wdl(1000, 0, 0) if score > chess.engine.Cp(0) else chess.engine.Wdl(0, 0, 1000)

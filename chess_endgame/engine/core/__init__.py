@@ -6,8 +6,10 @@ Every function here is plain, typed Python (integers and numpy arrays) decorated
 functions run as ordinary Python: slowly, with the same results.
 
 Modules, bottom up: :mod:`.bits` (bitboards and attack tables), :mod:`.position`
-(the board, make/unmake, legal moves, Zobrist keys, repetitions), :mod:`.features`
-(the evaluation's features), :mod:`.tree` (the search). python-chess stays at the
-boundary: :mod:`chess_endgame.engine.search` turns a :class:`chess.Board` into arrays and
-the moves that come back into :class:`chess.Move`.
+(the board, make/unmake, Zobrist keys, repetitions), :mod:`.movegen` (legal moves), :mod:`.features`
+(the evaluation's features), :mod:`.treestate` (the arrays of a search), :mod:`.history`
+(what the search learns), :mod:`.ordering` (move ordering), :mod:`.quiescence` (the leaves),
+:mod:`.tree` (the search). python-chess stays at the boundary:
+:mod:`chess_endgame.engine.search` turns a :class:`chess.Board` into arrays and the moves that
+come back into :class:`chess.Move`.
 """

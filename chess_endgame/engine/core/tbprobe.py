@@ -23,6 +23,7 @@ import numpy as np
 
 from chess_endgame.engine.core.bits import U64, ZERO, lsb, popcount
 from chess_endgame.engine.core.jit import COMPILED, njit
+from chess_endgame.engine.core.movegen import generate
 from chess_endgame.engine.core.position import (
     EP,
     FROM_NULL,
@@ -33,7 +34,6 @@ from chess_endgame.engine.core.position import (
     TURN,
     attackers,
     checkers,
-    generate,
     make,
     unmake,
 )
