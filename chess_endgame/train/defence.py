@@ -8,17 +8,21 @@ user's result, a move after which one of them captures or promotes counting as t
 search, and most players, find a winning capture at once); then a seeded random one.
 
 The order is measured (``chess-endgame bench defence``: 300 seeded 4-5-piece wins, a weak attacker of this
-project's search at 2000 nodes without tables; a repetition or the 50-move rule draws when it holds, not a
-move early): the attacker failed in 51.3% of the games against this defence and in 47.3% against the plain one
-(1.08x; 1.11x on the starts of seed 2). Resistance comes first because every order that gives some of it up
-did worse on the same starts: the fewest keeping replies first, 28.0% (captures counted as the easiest,
-31.3%); the fewest keeping replies among moves within 4 plies of the longest resistance, 31.7%; a move after
-which a quick search (300 nodes) throws the win away or makes the least progress, 40.0%; a check first when it
-gives up at most 4, 10 or 20 plies of resistance, 47.7%, 47.7% and 46.3% against the plain defence's 46.7% in
-the same run (these orders were played by a copy of the bench's loop, kept out of the package). Other
-tie-breaks after the resistance (moves back to a repeated position, a check among equally resisting moves, the
-fewest replies that make the fastest progress) all gave 1.07-1.12x: the attacker's failures are conversions it
-cannot finish within the 50-move rule and slips into a tablebase draw, which the longest resistance provokes.
+project's search at 2000 nodes without tables; a repetition or the 50-move rule draws when it holds, not a move
+early): the attacker failed in 55.3% of the games against this defence and in 51.3% against the plain one (1.08x;
+52.7% and 48.3%, 1.09x, on the starts of seed 2). Resistance comes first because every order that gives some of it
+up did worse on the same starts. With the search of an earlier version as the attacker (the plain defence: 47.3%):
+the fewest keeping replies first, 28.0% (captures counted as the easiest, 31.3%); the fewest keeping replies among
+moves within 4 plies of the longest resistance, 31.7%; a move after which a quick search (300 nodes) throws the
+win away or makes the least progress, 40.0%; a check first when it gives up at most 4, 10 or 20 plies of
+resistance, 47.7%, 47.7% and 46.3% against the plain defence's 46.7% in the same run. With today's (plain: 51.3%):
+the longest mean resistance after a random one of the user's keeping replies, 49.3%. Other tie-breaks after the
+resistance (moves back to a repeated position, a check among equally resisting moves, the fewest replies that make
+the fastest progress, the smallest share of keeping replies) gave 1.02-1.12x; the longest mean resistance after a
+keeping reply, as a tie-break or added to the resistance, 57.3% and 57.0% (1.12x, 1.11x) but 51.7% and 51.3% on
+seed 2, below this order's 52.7%: the attacker's failures are conversions it cannot finish within the 50-move rule
+and slips into a tablebase draw, which the longest resistance provokes. These orders were played by a copy of the
+bench's loop, kept out of the package.
 :func:`plain_move` is the usual tablebase reply (the chooser's best move: the longest DTZ when losing),
 the baseline the tough defence is measured against (``chess-endgame bench defence``).
 """
