@@ -13,7 +13,9 @@ import chess
 import chess.engine
 import pytest
 
-from chess_endgame.engine.timeman import budget
+from chess_endgame.engine.player import DEFAULT_MOVETIME_MS
+from chess_endgame.engine.timeman import budget, moves_left
+from chess_endgame.uci.go import Go, parse_go
 
 from .conftest import ENGINE, Pipe
 
@@ -164,6 +166,42 @@ def test_bad_input_keeps_the_engine_alive(syzygy_path: str) -> None:
         assert pipe.proc.poll() is None
     finally:
         assert pipe.close() == 0
+
+
+def test_go_parameters_are_read_and_bad_ones_ignored_with_a_reason() -> None:
+    """``parse_go`` alone: the limits each parameter sets, the clock of the side to move, and one warning per bad
+    parameter while the rest of the command stands."""
+    board = chess.Board("4k3/8/8/8/8/8/4P3/4K3 b - - 0 1")
+    warnings: list[str] = []
+
+    def go(words: str, overhead: int = 10) -> Go:
+        warnings.clear()
+        return parse_go(words.split(), board, overhead=overhead, table_pieces=5, warn=warnings.append)
+
+    read = go("depth 7 nodes 5000 mate 3 movetime 250 searchmoves e8d8 e8e2 zz e8f7")
+    assert (read.limits.depth, read.limits.nodes, read.limits.mate, read.limits.movetime) == (7, 5000, 3, 240)
+    assert read.limits.searchmoves == [chess.Move.from_uci("e8d8"), chess.Move.from_uci("e8f7")]
+    assert read.budget_ms is None and not read.ponder
+    assert warnings == ["searchmoves: e8e2 is not a legal move here; ignored",
+                        "searchmoves: zz is not a legal move here; ignored"]
+    read = go("depth x nodes -5 mate 0 frobnicate depth 4")
+    assert read.limits.depth == 4 and read.limits.nodes is None and read.limits.mate is None
+    assert warnings == ["go depth needs an integer, got 'x'; ignored", "go nodes -5: must not be negative; ignored",
+                        "go mate 0: must be positive; ignored", "go: unknown parameter 'frobnicate'; ignored"]
+    # Black to move: its clock, not White's, sets the budget and the deadlines.
+    read = go("wtime 1000 btime 60000 winc 0 binc 600")
+    planned = budget(60000, 600, None, 10, moves_left(3, 5))
+    assert read.budget_ms == (planned.soft, planned.hard, planned.clock)
+    assert read.limits.deadline is not None and read.limits.soft_deadline <= read.limits.deadline
+    assert warnings == []
+    read = go("wtime 1000")
+    assert read.budget_ms is not None and warnings == ["go: btime missing for the side to move; moving at once"]
+    read = go("btime 60000 ponder")
+    assert read.ponder and read.limits.infinite and read.budget_ms is not None and read.limits.deadline is None
+    read = go("")
+    assert read.limits.movetime == DEFAULT_MOVETIME_MS and warnings == [f"go: no limit given; searching "
+                                                                        f"{DEFAULT_MOVETIME_MS} ms"]
+    assert go("infinite").limits.infinite and warnings == []
 
 
 def test_a_rejected_position_is_never_searched(syzygy_path: str) -> None:

@@ -21,13 +21,12 @@ from typing import TextIO
 import chess
 
 from chess_endgame.board import PositionError, parse_position
-from chess_endgame.engine.player import DEFAULT_MOVETIME_MS, Decision, Player, class_score, class_wdl
+from chess_endgame.engine.player import Decision, Player, class_score, class_wdl
 from chess_endgame.engine.result import Info, Limits, uci_words
-from chess_endgame.engine.search import MAX_PLY
-from chess_endgame.engine.timeman import budget, moves_left
 from chess_endgame.tablebase.paths import with_embedded
 from chess_endgame.tablebase.prober import Prober
 from chess_endgame.tablebase.remote import RemoteProber, default_cache_path
+from chess_endgame.uci.go import parse_go
 from chess_endgame.uci.options import declaration, options, parse_value, wdl
 from chess_endgame.version import __version__
 
@@ -358,88 +357,14 @@ class UciEngine:
             self.info_string(f"no position to search: the last position command was refused ({self._rejected})")
             self.send("bestmove 0000")
             return
-        limits, budget_ms, ponder = self._parse_go(args)
-        session = Session(limits, pondering=ponder, ponder_budget=budget_ms if ponder else None)
+        go = parse_go(args, self.board, overhead=int(self.values["move overhead"]),  # type: ignore[arg-type]
+                      table_pieces=self.player.prober.max_pieces if self.player.prober.available else 0,
+                      warn=self.info_string)
+        session = Session(go.limits, pondering=go.ponder, ponder_budget=go.budget_ms if go.ponder else None)
         self._search_ply = self.board.ply()  # UCI_ShowWDL's model reads the game ply
         session.thread = threading.Thread(target=self._think, args=(self.board.copy(), session), daemon=True)
         self._session = session
         session.thread.start()
-
-    def _parse_go(self, args: list[str]) -> tuple[Limits, tuple[float, float, float] | None, bool]:
-        numbers: dict[str, int] = {}
-        searchmoves: list[chess.Move] = []
-        ponder = infinite = False
-        i = 0
-        keys = {"wtime", "btime", "winc", "binc", "movestogo", "movetime", "depth", "nodes", "mate"}
-        while i < len(args):
-            token = args[i]
-            if token in keys:
-                value = args[i + 1] if i + 1 < len(args) else None
-                try:
-                    number = int(value)  # type: ignore[arg-type]
-                except (TypeError, ValueError):
-                    self.info_string(f"go {token} needs an integer, got {value!r}; ignored")
-                    i += 2 if value is not None and value not in keys else 1
-                    continue
-                if number < 0 and token not in ("wtime", "btime"):
-                    self.info_string(f"go {token} {number}: must not be negative; ignored")
-                elif number == 0 and token in ("depth", "nodes", "mate", "movestogo"):
-                    self.info_string(f"go {token} 0: must be positive; ignored")
-                else:
-                    numbers[token] = number
-                i += 2
-            elif token == "infinite":
-                infinite, i = True, i + 1
-            elif token == "ponder":
-                ponder, i = True, i + 1
-            elif token == "searchmoves":
-                i += 1
-                while i < len(args) and args[i] not in keys | {"infinite", "ponder"}:
-                    try:
-                        move = chess.Move.from_uci(args[i])
-                    except ValueError:
-                        move = None
-                    if move is None or move not in self.board.legal_moves:
-                        self.info_string(f"searchmoves: {args[i]} is not a legal move here; ignored")
-                    else:
-                        searchmoves.append(move)
-                    i += 1
-            else:
-                self.info_string(f"go: unknown parameter {token!r}; ignored")
-                i += 1
-        overhead = int(self.values["move overhead"])  # type: ignore[arg-type]
-        limits = Limits(infinite=infinite, searchmoves=searchmoves or None)
-        if "depth" in numbers:
-            limits.depth = min(numbers["depth"], MAX_PLY)
-        if "nodes" in numbers:
-            limits.nodes = numbers["nodes"]
-        if "mate" in numbers:
-            limits.mate = numbers["mate"]
-        if "movetime" in numbers:
-            limits.movetime = max(1, numbers["movetime"] - overhead)
-        ours, theirs = ("wtime", "btime") if self.board.turn == chess.WHITE else ("btime", "wtime")
-        clock = numbers.get(ours)
-        if clock is None and theirs in numbers:
-            self.info_string(f"go: {ours} missing for the side to move; moving at once")
-            clock = 0
-        budget_ms = None
-        if clock is not None and not infinite:
-            inc = numbers.get("winc" if self.board.turn == chess.WHITE else "binc", 0)
-            horizon = moves_left(chess.popcount(self.board.occupied), self.player.prober.max_pieces
-                                 if self.player.prober.available else 0)
-            b = budget(clock, inc, numbers.get("movestogo"), overhead, horizon)
-            budget_ms = (b.soft, b.hard, b.clock)
-            if not ponder:
-                now = time.monotonic()
-                limits.soft_deadline, limits.deadline = now + b.soft / 1000, now + b.hard / 1000
-                limits.clock_deadline = now + b.clock / 1000
-        if not (infinite or ponder or budget_ms or numbers.keys() & {"depth", "nodes", "mate", "movetime"}):
-            # Every go ends by itself unless it says infinite or ponder.
-            self.info_string(f"go: no limit given; searching {DEFAULT_MOVETIME_MS} ms")
-            limits.movetime = DEFAULT_MOVETIME_MS
-        if ponder:
-            limits.infinite = True
-        return limits, budget_ms, ponder
 
     def _think(self, board: chess.Board, session: Session) -> None:
         decision: Decision | None = None
