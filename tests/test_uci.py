@@ -174,9 +174,9 @@ def test_go_parameters_are_read_and_bad_ones_ignored_with_a_reason() -> None:
     board = chess.Board("4k3/8/8/8/8/8/4P3/4K3 b - - 0 1")
     warnings: list[str] = []
 
-    def go(words: str, overhead: int = 10) -> Go:
+    def go(words: str) -> Go:
         warnings.clear()
-        return parse_go(words.split(), board, overhead=overhead, table_pieces=5, warn=warnings.append)
+        return parse_go(words.split(), board, overhead=10, table_pieces=5, warn=warnings.append)
 
     read = go("depth 7 nodes 5000 mate 3 movetime 250 searchmoves e8d8 e8e2 zz e8f7")
     assert (read.limits.depth, read.limits.nodes, read.limits.mate, read.limits.movetime) == (7, 5000, 3, 240)

@@ -14,7 +14,6 @@ from __future__ import annotations
 
 import sys
 import threading
-import time
 from collections.abc import Callable
 from typing import TextIO
 
@@ -26,7 +25,7 @@ from chess_endgame.engine.result import Info, Limits, uci_words
 from chess_endgame.tablebase.paths import with_embedded
 from chess_endgame.tablebase.prober import Prober
 from chess_endgame.tablebase.remote import RemoteProber, default_cache_path
-from chess_endgame.uci.go import parse_go
+from chess_endgame.uci.go import parse_go, start_clock
 from chess_endgame.uci.options import declaration, options, parse_value, wdl
 from chess_endgame.version import __version__
 
@@ -69,10 +68,7 @@ class Session:
             self._pondering = False
             limits = self.limits
             if self._ponder_budget is not None:
-                now = time.monotonic()
-                soft, hard, clock = self._ponder_budget
-                limits.soft_deadline, limits.deadline = now + soft / 1000, now + hard / 1000
-                limits.clock_deadline = now + clock / 1000
+                start_clock(limits, self._ponder_budget)
             limits.infinite = False  # from now on the search's own limits (clock, depth, ...) apply
             self.release.set()
 

@@ -100,12 +100,19 @@ def parse_go(args: list[str], board: chess.Board, *, overhead: int, table_pieces
         b = budget(clock, inc, numbers.get("movestogo"), overhead, horizon)
         budget_ms = (b.soft, b.hard, b.clock)
         if not ponder:
-            now = time.monotonic()
-            limits.soft_deadline, limits.deadline = now + b.soft / 1000, now + b.hard / 1000
-            limits.clock_deadline = now + b.clock / 1000
+            start_clock(limits, budget_ms)
     if not (infinite or ponder or budget_ms or numbers.keys() & {"depth", "nodes", "mate", "movetime"}):
         warn(f"go: no limit given; searching {DEFAULT_MOVETIME_MS} ms")
         limits.movetime = DEFAULT_MOVETIME_MS
     if ponder:
         limits.infinite = True
     return Go(limits, budget_ms, ponder)
+
+
+def start_clock(limits: Limits, budget_ms: tuple[float, float, float]) -> None:
+    """Set the deadlines of ``limits`` from now by a (soft, hard, clock) budget in milliseconds: at ``go``, or at
+    ``ponderhit`` for a pondering search."""
+    now = time.monotonic()
+    soft, hard, clock = budget_ms
+    limits.soft_deadline, limits.deadline = now + soft / 1000, now + hard / 1000
+    limits.clock_deadline = now + clock / 1000
