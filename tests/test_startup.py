@@ -189,3 +189,25 @@ def test_a_change_anywhere_in_the_core_recompiles_all_of_it(tmp_path: Path) -> N
     # The stamp numba keeps with the tree's cached code, and checks before loading it.
     assert jit.COMPILED
     assert tree.search._cache._impl.locator.get_source_stamp() == jit.sources_digest()
+
+
+class _Moved:
+    """A class a cache index names, then gone from its module (as ``TablesType`` left ``tbprobe``)."""
+
+
+def test_a_cache_index_naming_a_class_that_moved_is_read_as_empty(tmp_path: Path,
+                                                                  monkeypatch: pytest.MonkeyPatch) -> None:
+    """numba unpickles a cache's index before it compares the stamp: an index written by older sources that
+    names a class those of today do not have must read as a stale (empty) index, not stop the program."""
+    from numba.core import caching
+
+    from chess_endgame.engine.core import jit
+
+    assert jit.COMPILED
+    older = caching.IndexDataCacheFile(cache_path=str(tmp_path), filename_base="f", source_stamp=b"old")
+    older._save_index({"key": "f.0.nbc", "type": _Moved})  # pickled by reference: module and name
+    monkeypatch.delattr(sys.modules[_Moved.__module__], "_Moved")
+    newer = caching.IndexDataCacheFile(cache_path=str(tmp_path), filename_base="f", source_stamp=b"new")
+    assert newer.load("key") is None
+    newer.save("key", ("new code",))  # the index is written again, and reads back
+    assert newer.load("key") == ("new code",)

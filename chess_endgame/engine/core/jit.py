@@ -11,7 +11,10 @@ every start, which takes seconds) and one line on stderr says how to keep them.
 numba stamps a cached function with the hash of its own source file only, so a change in a
 function it calls from another file (the evaluation, which the tree compiles into itself) would
 leave the old machine code in the cache. Here every file of the core is stamped with the digest of
-all of them (:func:`sources_digest`): any change to the core recompiles all of it.
+all of them (:func:`sources_digest`): any change to the core recompiles all of it. numba also reads a
+stale index before it compares stamps, and an index that names a type the new sources no longer have (a
+class moved between modules) would stop it with an error; such an index is read as empty instead
+(:func:`_stale_index_is_empty`), so the code recompiles.
 """
 
 from __future__ import annotations
@@ -20,6 +23,7 @@ import functools
 import hashlib
 import operator
 import os
+import pickle
 import signal
 import sys
 import threading
@@ -78,8 +82,29 @@ def _stamp_the_core_as_one() -> None:
     impl._locator_classes = [stamped(locator) for locator in impl._locator_classes]
 
 
+def _stale_index_is_empty() -> None:
+    """Make numba read a cache index it cannot unpickle (it names a class or module that is gone, or is cut
+    short) as an empty one: the functions compile again and the index is rewritten, as for any stale entry."""
+    from numba.core import caching
+
+    cache_file = getattr(caching, "IndexDataCacheFile", None)
+    load = getattr(cache_file, "_load_index", None)
+    if load is None or getattr(load, "reads_stale_as_empty", False):
+        return
+
+    def load_index(self):
+        try:
+            return load(self)
+        except (AttributeError, ImportError, EOFError, pickle.UnpicklingError):
+            return {}
+
+    load_index.reads_stale_as_empty = True
+    cache_file._load_index = load_index
+
+
 if numba is not None:
     _stamp_the_core_as_one()
+    _stale_index_is_empty()
 
 if COMPILED:
     from numba.experimental import structref
