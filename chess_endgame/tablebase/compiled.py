@@ -1,7 +1,7 @@
 """The compiled Syzygy prober: table files memory-mapped as numpy arrays, probed by compiled code.
 
 :class:`CompiledTables` reads every table's header once, when the set is first probed, into the arrays of
-:class:`chess_endgame.engine.core.tbprobe.Tables`; the probes themselves (index, decompression, the search of
+:class:`chess_endgame.engine.core.tbtables.Tables`; the probes themselves (index, decompression, the search of
 captures and en passant, the DTZ rules) run compiled and without the GIL, so the search's tree probes without
 calling back into Python. It answers what the prober asks of python-chess's :class:`chess.syzygy.Tablebase`
 (``probe_wdl``, ``probe_dtz``, ``probe_dtz_table``) with the same values and the same exceptions:
@@ -24,7 +24,8 @@ import numpy as np
 from chess_endgame.engine.core import syzygy as fmt
 from chess_endgame.engine.core import tbprobe
 from chess_endgame.engine.core.position import EP, FROM_NULL, HALFMOVE, STACK, STATE_SIZE, TURN
-from chess_endgame.engine.core.tbprobe import INFO_FIELDS, LEVELS, MATERIAL_SHIFT, Tables, new_data_list, new_tables
+from chess_endgame.engine.core.tbprobe import LEVELS, MATERIAL_SHIFT
+from chess_endgame.engine.core.tbtables import INFO_FIELDS, Tables, new_data_list, new_tables
 
 WDL_MAGIC = b"\x71\xe8\x23\x5d"
 DTZ_MAGIC = b"\xd7\x66\x0c\xa5"

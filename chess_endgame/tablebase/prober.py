@@ -305,7 +305,7 @@ class Prober(ProberBase):
 
     @property
     def compiled_tables(self) -> object | None:
-        """The compiled back end's tables (:class:`~chess_endgame.engine.core.tbprobe.Tables`), which the
+        """The compiled back end's tables (:class:`~chess_endgame.engine.core.tbtables.Tables`), which the
         search's tree probes directly; None with python-chess."""
         return self._tables.tables if isinstance(self._tables, CompiledTables) else None
 

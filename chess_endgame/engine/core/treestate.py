@@ -25,7 +25,8 @@ from chess_endgame.engine.core.features import SCRATCH_SIZE, evaluate
 from chess_endgame.engine.core.jit import COMPILED, njit
 from chess_endgame.engine.core.jit import cycles as _cycles
 from chess_endgame.engine.core.position import BISHOP_T, KING_T, KNIGHT_T, PAWN_T, PLY, QUEEN_T, ROOK_T, TURN
-from chess_endgame.engine.core.tbprobe import LEVELS, MATERIAL_SHIFT, Tables, material_key, no_tables, probe_wdl
+from chess_endgame.engine.core.tbprobe import LEVELS, MATERIAL_SHIFT, material_key, probe_wdl
+from chess_endgame.engine.core.tbtables import Tables, no_tables
 from chess_endgame.engine.core.transposition import NO_STATIC, static_of
 from chess_endgame.engine.core.transposition import store as _store
 
