@@ -89,7 +89,7 @@ def _stale_index_is_empty() -> None:
 
     cache_file = getattr(caching, "IndexDataCacheFile", None)
     load = getattr(cache_file, "_load_index", None)
-    if load is None or getattr(load, "reads_stale_as_empty", False):
+    if load is None:  # another numba's layout: its own behaviour stands
         return
 
     def load_index(self):
@@ -98,7 +98,6 @@ def _stale_index_is_empty() -> None:
         except (AttributeError, ImportError, EOFError, pickle.UnpicklingError):
             return {}
 
-    load_index.reads_stale_as_empty = True
     cache_file._load_index = load_index
 
 
