@@ -71,6 +71,14 @@ def test_endgame_knowledge(evaluator: Evaluator) -> None:
     assert value("7k/8/8/8/8/8/8/2BNK3 w - - 0 1", "kbn_corner") > value("k7/8/8/8/8/8/8/2BNK3 w - - 0 1", "kbn_corner")
     # A rook against a minor piece, without pawns, is drawish.
     assert value("4k3/8/8/8/8/8/2b5/R3K3 w - - 0 1", "drawish") > 0
+    # Winnability counts for the side ahead by a pawn or more, from White's view.
+    ahead = "8/p4pk1/6p1/8/8/6P1/P4PK1/3R4 b - - 0 1"  # White a rook up, pawns on both wings
+    assert [value(ahead, t) for t in ("win_lead", "win_pawns_ahead", "win_pawns_behind", "win_passers",
+                                      "win_both_wings", "win_pawn_ending")] == [4, 3, 3, 0, 1, 0]
+    assert [value(chess.Board(ahead).mirror().fen(), t) for t in ("win_lead", "win_both_wings")] == [-4, -1]
+    assert value("8/8/4k3/8/8/3PK3/8/8 w - - 0 1", "win_pawn_ending") == 1
+    assert value("8/8/4k3/8/8/3PK3/8/8 w - - 0 1", "win_passers") == 1
+    assert value("4k3/8/8/8/8/8/2b5/2N1K3 w - - 0 1", "win_lead") == 0  # a knight for a bishop: even
     # Square rule: the king outside the pawn's square cannot catch it.
     assert value("7k/8/8/8/P7/8/8/4K3 b - - 0 1", "unstoppable") == 1
     assert value("8/8/2k5/8/P7/8/8/4K3 b - - 0 1", "unstoppable") == 0

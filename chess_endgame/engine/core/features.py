@@ -50,7 +50,17 @@ from chess_endgame.engine.core.masks import (
     STORM,
 )
 from chess_endgame.engine.core.pawns import PAWN_TERM_NAMES, PAWN_TERMS, new_pawn_table, pawn_entry
-from chess_endgame.engine.core.scale import A1, A8, H1, H8, is_drawish, phase_and_scale, side_material
+from chess_endgame.engine.core.scale import (
+    A1,
+    A8,
+    H1,
+    H8,
+    KINGSIDE,
+    QUEENSIDE,
+    is_drawish,
+    phase_and_scale,
+    side_material,
+)
 
 __all__ = ["FAMILIES", "FEATURES", "N_FEATURES", "N_TERMS", "SCRATCH_SIZE", "TERMS", "evaluate", "feature_rows",
            "features_into", "new_pawn_table", "phase_and_scale", "score", "terms_into"]
@@ -97,6 +107,14 @@ FAMILIES: tuple[tuple[str, tuple[str, ...]], ...] = (
                "mop_kings",           # lone defender: 14 - Manhattan distance between the kings
                "kbn_corner")),        # KBNvK: 7 - distance of the lone king to a corner of the bishop's colour
     ("drawish", ("drawish",)),        # material balance (pawns) when the material is drawish
+    # How winnable a material lead is (Stockfish's "initiative", for the side ahead): each counted +1 / -1 for
+    # White / Black ahead by a pawn or more (the fixed values of side_material), 0 when neither is.
+    ("winnable", ("win_lead",         # the lead in pawns, at most 4
+                  "win_pawns_ahead",  # the pawns of the side ahead
+                  "win_pawns_behind",  # the pawns of the other side
+                  "win_passers",      # the passed pawns of the side ahead
+                  "win_both_wings",   # pawns (either side's) on both wings
+                  "win_pawn_ending")),  # kings and pawns alone
 )
 #: The terms, from White's view, in order.
 TERMS: tuple[str, ...] = tuple(name for _, names in FAMILIES for name in names)
@@ -127,6 +145,7 @@ MOBILITY_MAX = np.array([size - 1 for _, size in MOBILITY], dtype=np.int64)
 I_PSQT = _I["psqt_pawn_0"]            # + 32 * (piece type - 1) + slot
 I_MOP_EDGE, I_MOP_KINGS, I_KBN = _I["mop_edge"], _I["mop_kings"], _I["kbn_corner"]
 I_DRAWISH = _I["drawish"]
+I_WIN = _I["win_lead"]                # + 0 lead, 1 pawns ahead, 2 pawns behind, 3 passers, 4 both wings, 5 pawn ending
 
 
 
@@ -317,6 +336,7 @@ def terms_into(bb, turn, t, pawn_keys, pawn_terms, maps):
     _threats(t, bb, 0, -1, occupied, maps)
 
     # Pawn structure (from the pawn hash table), then the passed pawns' other terms.
+    white_passed = black_passed = ZERO
     if pawns:
         slot = pawn_entry(wp, bp, pawn_keys, pawn_terms)
         terms = pawn_terms[slot]
@@ -375,6 +395,19 @@ def terms_into(bb, turn, t, pawn_keys, pawn_terms, maps):
         if (knights | rooks | queens) == ZERO or strong_pawns == ZERO:
             if is_drawish(occ_w, occ_b, wp, bp, knights, bishops, rooks, queens, kings, w_mat, b_mat):
                 t[I_DRAWISH] = w_mat - b_mat
+
+    # How winnable the lead is, for the side ahead.
+    lead = side_material(bb, 1) - side_material(bb, 0)
+    if abs(lead) >= 0.9:
+        sign = 1.0 if lead > 0 else -1.0
+        t[I_WIN] = sign * min(abs(lead), 4.0)
+        t[I_WIN + 1] = sign * popcount(wp if lead > 0 else bp)
+        t[I_WIN + 2] = sign * popcount(bp if lead > 0 else wp)
+        t[I_WIN + 3] = sign * popcount(white_passed if lead > 0 else black_passed)
+        if pawns & QUEENSIDE and pawns & KINGSIDE:
+            t[I_WIN + 4] = sign
+        if knights | bishops | rooks | queens == ZERO:
+            t[I_WIN + 5] = sign
 
 
 @njit
