@@ -373,9 +373,9 @@ def terms_into(bb, turn, t, pawn_keys, pawn_terms, maps):
     if not (black_bare or white_bare):
         t[I_KING_CENTER] = CENTRALITY[wk] - CENTRALITY[bk]
 
-    # Mop-up (a bare king) and drawish material; both need the material picture.
+    # Mop-up (a bare king), drawish material and winnability; all need the material picture.
+    w_mat, b_mat = side_material(bb, 1), side_material(bb, 0)
     if black_bare or white_bare or (knights | rooks | queens) == ZERO or wp == ZERO or bp == ZERO:
-        w_mat, b_mat = side_material(bb, 1), side_material(bb, 0)
         if (black_bare and w_mat >= 5) or (white_bare and b_mat >= 5):
             sign = 1 if black_bare else -1
             loser = bk if black_bare else wk
@@ -397,7 +397,7 @@ def terms_into(bb, turn, t, pawn_keys, pawn_terms, maps):
                 t[I_DRAWISH] = w_mat - b_mat
 
     # How winnable the lead is, for the side ahead.
-    lead = side_material(bb, 1) - side_material(bb, 0)
+    lead = w_mat - b_mat
     if abs(lead) >= 0.9:
         sign = 1.0 if lead > 0 else -1.0
         t[I_WIN] = sign * min(abs(lead), 4.0)
