@@ -69,8 +69,9 @@ def test_endgame_knowledge(evaluator: Evaluator) -> None:
     assert evaluator.evaluate(centre) > evaluator.evaluate(corner)
     # KBN: the corner of the bishop's colour is the one to drive to (dark bishop: a1/h8).
     assert value("7k/8/8/8/8/8/8/2BNK3 w - - 0 1", "kbn_corner") > value("k7/8/8/8/8/8/8/2BNK3 w - - 0 1", "kbn_corner")
-    # A rook against a minor piece, without pawns, is drawish.
+    # A rook against a minor piece, without pawns, is drawish; a rook against two pawns is not.
     assert value("4k3/8/8/8/8/8/2b5/R3K3 w - - 0 1", "drawish") > 0
+    assert value("8/8/8/5P2/P5K1/3r4/2k5/8 w - - 0 1", "drawish") == 0
     # Winnability counts for the side ahead by a pawn or more, from White's view.
     ahead = "8/p4pk1/6p1/8/8/6P1/P4PK1/3R4 b - - 0 1"  # White a rook up, pawns on both wings
     assert [value(ahead, t) for t in ("win_lead", "win_pawns_ahead", "win_pawns_behind", "win_passers",
@@ -148,6 +149,9 @@ def test_mirrored_positions_score_the_same_for_the_side_to_move() -> None:
     ("6k1/5pp1/7p/8/8/6PP/5PPK/r6R w - - 0 1", 0.75),  # rooks, a pawn up, all on the king's side
     ("6k1/5pp1/7p/8/8/P5P1/5PPK/r6R w - - 0 1", 1.0),  # the same with an a-pawn: winnable
     ("1k6/8/8/8/8/P7/8/3BK3 w - - 0 1", 1.0),         # the right bishop
+    ("8/8/8/5P2/P5K1/3r4/2k5/8 w - - 0 1", 1.0),       # KRvKPP: the rook's lead is in pieces, not scaled
+    ("8/8/8/2q5/8/1PP5/1RK5/7k w - - 0 1", 1.0),       # KQvKRPP: a queen for a rook and two pawns, not scaled
+    ("8/8/8/5k2/8/2PK4/8/r3B3 w - - 0 1", 0.25),       # KRvKBP: less than a rook up in pieces
 ])
 def test_scale_factors_for_drawish_endings(fen: str, scale: float) -> None:
     assert terms(chess.Board(fen))[2] == scale

@@ -19,8 +19,8 @@ def is_drawish(occ_w, occ_b, wp, bp, knights, bishops, rooks, queens, kings, w_m
             and (bishops & occ_w & DARK_SQUARES != ZERO) != (bishops & occ_b & DARK_SQUARES != ZERO)):
         return abs(w_mat - b_mat) <= 2.5  # opposite-coloured bishops, at most two pawns up
     strong_pawns = wp if w_mat > b_mat else bp
-    if strong_pawns == ZERO and abs(w_mat - b_mat) < 4.0:
-        return True  # no pawns and less than a rook up: KRvKB, KBvKN, KRBvKR, ...
+    if strong_pawns == ZERO and abs(w_mat - popcount(wp) - b_mat + popcount(bp)) < 4.0:
+        return True  # no pawns and less than a rook up in pieces: KRvKB, KBvKN, KRBvKR, ... (not KRvKPP)
     strong = occ_w if w_mat > b_mat else occ_b
     weak = occ_b if w_mat > b_mat else occ_w
     if strong_pawns == ZERO and strong & ~kings == strong & knights:
@@ -59,7 +59,8 @@ def phase_and_scale(bb):
     them, 0 with none); the scale 1, or less in endings the side ahead in material rarely wins:
 
     - opposite-coloured bishops and pawns only: 1/2;
-    - the side ahead has no pawns and is less than a rook up (KRvKB, KRBvKR, KNNvK): 1/4;
+    - the side ahead has no pawns and its pieces outweigh the other side's by less than a rook (KRvKB, KRBvKR,
+      KRvKBP; not KRvKPP or KQvKRPP, where pawns make up the other side's material): 1/4;
     - a bishop and rook pawns of the wrong colour against a bare king: 0;
     - rooks and pawns only, one rook each, at most a pawn up, every pawn on one wing: 3/4.
     """
@@ -77,7 +78,7 @@ def phase_and_scale(bb):
     if (knights | rooks | queens) == ZERO and popcount(bb[3]) == 1 and popcount(bb[11]) == 1 and \
             (bb[3] & DARK_SQUARES != ZERO) != (bb[11] & DARK_SQUARES != ZERO):
         return mg, 0.5
-    if strong_pawns == ZERO and abs(w_mat - b_mat) < 4.0:
+    if strong_pawns == ZERO and abs(w_mat - popcount(bb[9]) - b_mat + popcount(bb[1])) < 4.0:
         return mg, 0.25
     if strong_pawns == ZERO and strong_occ & ~kings == strong_occ & knights:
         return mg, 0.25
