@@ -393,7 +393,7 @@ def terms_into(bb, turn, t, pawn_keys, pawn_terms, maps):
         # Every drawish pattern has no knight, rook and queen, or a strong side without pawns.
         strong_pawns = wp if w_mat > b_mat else bp
         if (knights | rooks | queens) == ZERO or strong_pawns == ZERO:
-            if is_drawish(occ_w, occ_b, wp, bp, knights, bishops, rooks, queens, kings, w_mat, b_mat):
+            if is_drawish(bb, w_mat, b_mat):
                 t[I_DRAWISH] = w_mat - b_mat
 
     # How winnable the lead is, for the side ahead.

@@ -11,24 +11,46 @@ QUEENSIDE = FILES[0] | FILES[1] | FILES[2] | FILES[3]
 KINGSIDE = FILES[4] | FILES[5] | FILES[6] | FILES[7]
 
 
+#: The drawish material patterns :func:`drawish_pattern` tells apart (0: none).
+OPPOSITE_BISHOPS, LESS_THAN_A_ROOK, KNIGHTS_ONLY, WRONG_BISHOP = 1, 2, 3, 4
+
+
 @njit
-def is_drawish(occ_w, occ_b, wp, bp, knights, bishops, rooks, queens, kings, w_mat, b_mat):
-    """Material configurations where the side ahead usually cannot win."""
-    minors_majors = knights | rooks | queens
-    if (minors_majors == ZERO and popcount(bishops & occ_w) == 1 and popcount(bishops & occ_b) == 1
-            and (bishops & occ_w & DARK_SQUARES != ZERO) != (bishops & occ_b & DARK_SQUARES != ZERO)):
-        return abs(w_mat - b_mat) <= 2.5  # opposite-coloured bishops, at most two pawns up
-    strong_pawns = wp if w_mat > b_mat else bp
-    if strong_pawns == ZERO and abs(w_mat - popcount(wp) - b_mat + popcount(bp)) < 4.0:
-        return True  # no pawns and less than a rook up in pieces: KRvKB, KBvKN, KRBvKR, ... (not KRvKPP)
-    strong = occ_w if w_mat > b_mat else occ_b
-    weak = occ_b if w_mat > b_mat else occ_w
-    if strong_pawns == ZERO and strong & ~kings == strong & knights:
-        return True  # knights alone cannot force mate: KNNvK
-    # Bishop and rook pawn(s) of the wrong colour against a lone king.
-    if weak & ~kings == ZERO and minors_majors == ZERO and popcount(bishops & strong) == 1 and strong_pawns != ZERO:
-        return wrong_bishop(bishops & strong, strong_pawns, strong == occ_w)
-    return False
+def drawish_pattern(bb, w_mat, b_mat):
+    """Which material pattern the side ahead usually cannot win with, 0 for none (and with equal material):
+    ``OPPOSITE_BISHOPS`` (one bishop each of opposite colours and pawns, any count), ``LESS_THAN_A_ROOK`` (the
+    side ahead has no pawns and its pieces outweigh the other side's by less than a rook: KRvKB, KBvKN, KRBvKR,
+    KRvKBP; not KRvKPP), ``KNIGHTS_ONLY`` (no pawns, knights alone: KNNvK) or ``WRONG_BISHOP`` (a bishop and
+    rook pawns of the wrong colour against a bare king). ``w_mat``/``b_mat`` from :func:`side_material`."""
+    if w_mat == b_mat:
+        return 0
+    knights, bishops, rooks, queens = bb[2] | bb[10], bb[3] | bb[11], bb[4] | bb[12], bb[5] | bb[13]
+    if (knights | rooks | queens) == ZERO and popcount(bb[3]) == 1 and popcount(bb[11]) == 1 and \
+            (bb[3] & DARK_SQUARES != ZERO) != (bb[11] & DARK_SQUARES != ZERO):
+        return OPPOSITE_BISHOPS
+    white_ahead = w_mat > b_mat
+    strong, weak = (1, 0) if white_ahead else (0, 1)
+    strong_pawns = bb[8 * strong + 1]
+    strong_occ, weak_occ = bb[8 * strong], bb[8 * weak]
+    kings = bb[6] | bb[14]
+    if strong_pawns == ZERO and abs(w_mat - popcount(bb[9]) - b_mat + popcount(bb[1])) < 4.0:
+        return LESS_THAN_A_ROOK
+    if strong_pawns == ZERO and strong_occ & ~kings == strong_occ & knights:
+        return KNIGHTS_ONLY
+    if weak_occ & ~kings == ZERO and (knights | rooks | queens) == ZERO and popcount(bishops & strong_occ) == 1 \
+            and strong_pawns != ZERO and wrong_bishop(bishops & strong_occ, strong_pawns, white_ahead):
+        return WRONG_BISHOP
+    return 0
+
+
+@njit
+def is_drawish(bb, w_mat, b_mat):
+    """Whether the side ahead usually cannot win: a :func:`drawish_pattern`, opposite-coloured bishops only
+    when at most two pawns up."""
+    pattern = drawish_pattern(bb, w_mat, b_mat)
+    if pattern == OPPOSITE_BISHOPS:
+        return abs(w_mat - b_mat) <= 2.5
+    return pattern != 0
 
 
 @njit
@@ -68,26 +90,17 @@ def phase_and_scale(bb):
     count = popcount(knights) + popcount(bishops) + 2 * popcount(rooks) + 4 * popcount(queens)
     mg = min(24, count) / 24.0
     w_mat, b_mat = side_material(bb, 1), side_material(bb, 0)
-    if w_mat == b_mat:
-        return mg, 1.0
-    white_ahead = w_mat > b_mat
-    strong, weak = (1, 0) if white_ahead else (0, 1)
-    strong_pawns, weak_pawns = bb[8 * strong + 1], bb[8 * weak + 1]
-    strong_occ, weak_occ = bb[8 * strong], bb[8 * weak]
-    kings = bb[6] | bb[14]
-    if (knights | rooks | queens) == ZERO and popcount(bb[3]) == 1 and popcount(bb[11]) == 1 and \
-            (bb[3] & DARK_SQUARES != ZERO) != (bb[11] & DARK_SQUARES != ZERO):
+    pattern = drawish_pattern(bb, w_mat, b_mat)
+    if pattern == OPPOSITE_BISHOPS:
         return mg, 0.5
-    if strong_pawns == ZERO and abs(w_mat - popcount(bb[9]) - b_mat + popcount(bb[1])) < 4.0:
+    if pattern == LESS_THAN_A_ROOK or pattern == KNIGHTS_ONLY:
         return mg, 0.25
-    if strong_pawns == ZERO and strong_occ & ~kings == strong_occ & knights:
-        return mg, 0.25
-    if weak_occ & ~kings == ZERO and (knights | rooks | queens) == ZERO and popcount(bishops & strong_occ) == 1 \
-            and strong_pawns != ZERO and wrong_bishop(bishops & strong_occ, strong_pawns, white_ahead):
+    if pattern == WRONG_BISHOP:
         return mg, 0.0
+    strong_pawns, weak_pawns = (bb[9], bb[1]) if w_mat > b_mat else (bb[1], bb[9])
     pawns = strong_pawns | weak_pawns
-    if (knights | bishops | queens) == ZERO and popcount(bb[4]) == 1 and popcount(bb[12]) == 1 and \
-            popcount(strong_pawns) - popcount(weak_pawns) <= 1 and \
+    if w_mat != b_mat and (knights | bishops | queens) == ZERO and popcount(bb[4]) == 1 and \
+            popcount(bb[12]) == 1 and popcount(strong_pawns) - popcount(weak_pawns) <= 1 and \
             (pawns & QUEENSIDE == ZERO or pawns & KINGSIDE == ZERO):
         return mg, 0.75
     return mg, 1.0
