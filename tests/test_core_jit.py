@@ -1,0 +1,54 @@
+"""How the core is compiled: the modules compiled without reference counting, and the reassociated sum."""
+
+from __future__ import annotations
+
+import importlib
+
+import chess
+import numpy as np
+import pytest
+from numba.core import types
+
+from chess_endgame.engine.core import features, jit
+from chess_endgame.engine.evaluation import Evaluator, feature_matrix
+from chess_endgame.engine.result import Limits
+from chess_endgame.engine.search import Searcher
+
+
+def _holds_an_array(t: types.Type) -> bool:
+    if isinstance(t, types.Array):
+        return True
+    return any(_holds_an_array(inner) for inner in getattr(t, "types", ()) or ())
+
+
+def test_functions_compiled_without_reference_counts_never_return_an_array() -> None:
+    assert jit.COMPILED, "run this test without NUMBA_DISABLE_JIT: it inspects the compiled core"
+    # Compile what a search, an evaluation and the tuner's feature rows call.
+    Searcher().search(chess.Board("8/5pk1/6p1/8/3R4/6P1/5PK1/4r3 w - - 0 1"), Limits(depth=5))
+    board = chess.Board("r1bqk2r/pppp1ppp/2n2n2/2b1p3/2B1P3/5N2/PPPP1PPP/RNBQ1RK1 w kq - 4 5")
+    Evaluator().evaluate(board)
+    feature_matrix([board])
+    borrowing = refcounted = 0
+    for name in sorted(jit.BORROWING_MODULES):
+        module = importlib.import_module(f"chess_endgame.engine.core.{name}")
+        for attr, dispatcher in vars(module).items():
+            if not hasattr(dispatcher, "overloads") or dispatcher.__module__ != module.__name__:
+                continue
+            if dispatcher.targetoptions.get("_nrt", True):
+                refcounted += 1
+                continue
+            borrowing += 1
+            for signature in dispatcher.signatures:
+                result = dispatcher.overloads[signature].signature.return_type
+                # A view returned without a count would be freed under its new owner.
+                assert not _holds_an_array(result), f"{name}.{attr} returns {result}"
+    assert borrowing >= 30 and refcounted == 1  # features.feature_rows allocates its scratch
+
+
+def test_the_reassociated_weighted_sum_is_the_dot_product() -> None:
+    rng = np.random.default_rng(5)
+    weights = rng.uniform(-100, 100, features.N_FEATURES)
+    raw = np.where(rng.random(features.N_TERMS) < 0.1, rng.integers(-3, 4, features.N_TERMS), 0).astype(float)
+    mg, eg = 0.375, 0.5
+    expected = float(np.dot(weights[1::2], raw) * mg + np.dot(weights[2::2], raw) * eg)
+    assert features.weighted_sum(weights, raw, mg, eg) == pytest.approx(expected, rel=1e-12, abs=1e-9)
