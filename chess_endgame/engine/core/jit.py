@@ -124,7 +124,7 @@ if COMPILED:
 #: (NRT). With it, every array argument is counted at entry and at exit of each call, an atomic operation
 #: each time, and that was a fifth of the search's time (measured with ``perf``). The caller holds its arrays
 #: for the whole call, so no count is needed. A function of these modules that does allocate says
-#: ``@njit(refcounted=True)``; ``tests/test_jit.py`` checks that none returns an array.
+#: ``@njit(refcounted=True)``; ``tests/test_core_jit.py`` checks that none returns an array.
 BORROWING_MODULES = frozenset({"bits", "features", "masks", "movegen", "pawns", "position", "scale", "transposition"})
 
 
