@@ -1,4 +1,5 @@
-"""How the core is compiled: the modules compiled without reference counting, and the reassociated sum."""
+"""How the core is compiled: the modules compiled without reference counting, the structs they read, and the
+reassociated sum."""
 
 from __future__ import annotations
 
@@ -42,7 +43,50 @@ def test_functions_compiled_without_reference_counts_never_return_an_array() -> 
                 result = dispatcher.overloads[signature].signature.return_type
                 # A view returned without a count would be freed under its new owner.
                 assert not _holds_an_array(result), f"{name}.{attr} returns {result}"
-    assert borrowing >= 30 and refcounted == 1  # features.feature_rows allocates its scratch
+    # features.feature_rows allocates its scratch, tree.root is where Python starts a search, and
+    # treestate._tree_struct builds a Tree.
+    assert borrowing >= 60 and refcounted == 3
+
+
+def _searched_tree() -> tuple[Searcher, object]:
+    searcher = Searcher()
+    searcher.search(chess.Board("8/5pk1/6p1/3p4/3R4/6P1/5PK1/4r3 w - - 0 1"), Limits(depth=4))
+    return searcher, searcher._tree
+
+
+def test_a_tree_passed_from_python_keeps_its_count() -> None:
+    """Unboxing a Tree counts a reference; a function compiled without counts gives it back at once, one with
+    counts after the call: either way the struct's count is what it was (else it would never be freed)."""
+    from chess_endgame.engine.core import treestate
+
+    searcher, tree = _searched_tree()
+    assert not treestate.draw_score.targetoptions["_nrt"] and treestate.tt_store.targetoptions["_nrt"] is False
+    before = tree._meminfo.refcount
+    for _ in range(5):
+        treestate.draw_score(tree)  # compiled without counts
+        treestate.static_eval(tree)
+    searcher.search(chess.Board("8/5pk1/6p1/3p4/3R4/6P1/5PK1/4r3 w - - 0 1"), Limits(depth=2))  # tree.root counts
+    assert tree._meminfo.refcount == before
+
+
+def test_code_without_counts_reads_a_tree_as_python_wrote_it() -> None:
+    from chess_endgame.engine.core import treestate
+
+    _, tree = _searched_tree()
+    tree.counters[treestate.DRAW_WHITE] = 17
+    white = bool(tree.state[treestate.TURN])
+    assert treestate.draw_score(tree) == (17 if white else -17)
+
+
+@jit.njit(refcounted=False)
+def _set_a_field(tree, counters):
+    tree.counters = counters
+
+
+def test_code_without_counts_cannot_set_a_field() -> None:
+    _, tree = _searched_tree()
+    with pytest.raises(Exception, match="counters is set in a function compiled without reference counts"):
+        _set_a_field(tree, np.zeros(16, dtype=np.int64))
 
 
 def test_the_reassociated_weighted_sum_is_the_dot_product() -> None:

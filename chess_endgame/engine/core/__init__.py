@@ -7,7 +7,8 @@ functions run as ordinary Python: slowly, with the same results.
 
 Modules, bottom up: :mod:`.bits` (bitboards and attack tables), :mod:`.position`
 (the board, make/unmake, Zobrist keys, repetitions), :mod:`.movegen` (legal moves), :mod:`.features`
-(the evaluation's features), :mod:`.treestate` (the arrays of a search), :mod:`.history`
+(the evaluation's features), :mod:`.structs` (structs of arrays, read without reference counts),
+:mod:`.treestate` (the arrays of a search), :mod:`.history`
 (what the search learns), :mod:`.ordering` (move ordering), :mod:`.quiescence` (the leaves),
 :mod:`.tree` (the search). python-chess stays at the boundary:
 :mod:`chess_endgame.engine.search` turns a :class:`chess.Board` into arrays and the moves that

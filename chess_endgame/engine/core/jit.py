@@ -119,13 +119,15 @@ if COMPILED:
         _numba_type_ = property(operator.attrgetter("_type"))
 
 
-#: The modules of the core whose compiled functions take bitboards and arrays from their callers and never
-#: allocate an array, return one or read a structref: they are compiled without numba's reference counting
-#: (NRT). With it, every array argument is counted at entry and at exit of each call, an atomic operation
-#: each time, and that was a fifth of the search's time (measured with ``perf``). The caller holds its arrays
-#: for the whole call, so no count is needed. A function of these modules that does allocate says
-#: ``@njit(refcounted=True)``; ``tests/test_core_jit.py`` checks that none returns an array.
-BORROWING_MODULES = frozenset({"bits", "features", "masks", "movegen", "pawns", "position", "scale", "transposition"})
+#: The modules of the core whose compiled functions take bitboards, arrays and the core's structs of arrays
+#: (:mod:`.structs`) from their callers and never allocate an array, return one or set a struct's field: they
+#: are compiled without numba's reference counting (NRT). With it, every array argument, and every array read
+#: from a struct, is counted at entry and at exit, an atomic operation each time, and that was a fifth of the
+#: search's time (measured with ``perf``). The caller holds its arrays for the whole call, so no count is
+#: needed. A function of these modules that does allocate, or that Python calls to start a search, says
+#: ``@njit(refcounted=True)``; ``tests/test_core_jit.py`` checks that none of the others returns an array.
+BORROWING_MODULES = frozenset({"bits", "features", "history", "masks", "movegen", "ordering", "pawns", "position",
+                               "quiescence", "scale", "transposition", "tree", "treestate"})
 
 
 def njit(func=None, *, reassociate=False, refcounted=None):
@@ -147,8 +149,7 @@ def njit(func=None, *, reassociate=False, refcounted=None):
         options["fastmath"] = {"reassoc", "nsz"}
     if refcounted is None:
         refcounted = func.__module__.rsplit(".", 1)[-1] not in BORROWING_MODULES
-    if not refcounted:
-        options["_nrt"] = False
+    options["_nrt"] = refcounted  # said even when True: a function that does not say inherits it from its caller
     if CACHED:
         try:
             return numba.njit(cache=True, **options)(func)

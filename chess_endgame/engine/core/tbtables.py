@@ -27,11 +27,11 @@ INFO_FIELDS = 10
 
 if COMPILED:
     from numba.core import types
-    from numba.experimental import structref
 
+    from chess_endgame.engine.core import structs
     from chess_endgame.engine.core.jit import StructProxy
 
-    @structref.register
+    @structs.register
     class TablesType(types.StructRef):
         """numba's type of :class:`Tables`: a reference to a struct of arrays (a tuple of them would be
         unboxed field by field at every call from Python: 0.2 ms for these)."""
@@ -42,9 +42,9 @@ if COMPILED:
     class Tables(StructProxy):
         """The arrays of a set of tables, passed to compiled code by reference."""
 
-    structref.define_proxy(Tables, TablesType, list(TABLES_FIELDS))
+    structs.define_proxy(Tables, TablesType, list(TABLES_FIELDS))
 
-    @njit
+    @njit(refcounted=True)
     def _tables_struct(*arrays):
         return Tables(*arrays)
 else:

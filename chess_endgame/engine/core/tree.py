@@ -370,9 +370,11 @@ def search(t, depth, alpha, beta, ply, pv_node, cut_node, null_ok, check, known,
 
 @njit
 def _update_pv(t, ply, move):
-    t.pv[ply, 0] = move
+    pv = t.pv
+    pv[ply, 0] = move
     length = t.pv_length[ply + 1]
-    t.pv[ply, 1:length + 1] = t.pv[ply + 1, :length]
+    for i in range(length):  # a loop: the slices' copy would allocate a buffer against overlap
+        pv[ply, i + 1] = pv[ply + 1, i]
     t.pv_length[ply] = length + 1
 
 
@@ -406,7 +408,7 @@ def _check_extension(t, move):
     return 1 if safe else 0
 
 
-@njit
+@njit(refcounted=True)
 def root(t, depth, alpha, beta, root_moves, root_scores, count, probe, check_fn):
     """Search ``count`` root moves to ``depth`` in the window (alpha, beta); moves are tried in the
     order of ``root_scores`` (the last iteration's, stable), which get this iteration's scores
@@ -463,7 +465,9 @@ def root(t, depth, alpha, beta, root_moves, root_scores, count, probe, check_fn)
 @njit
 def _keep_partial(t, score):
     length = t.pv_length[0]
-    t.partial_pv[:length] = t.pv[0, :length]
-    t.partial_pv[length] = 0
+    partial, pv = t.partial_pv, t.pv
+    for i in range(length):
+        partial[i] = pv[0, i]
+    partial[length] = 0
     t.counters[PARTIAL_MOVE] = t.pv[0, 0]
     t.counters[PARTIAL_SCORE] = score

@@ -58,11 +58,11 @@ TREE_FIELDS = ("bb", "mailbox", "state", "keys", "undo", "counters", "tt", "move
 
 if COMPILED:
     from numba.core import types
-    from numba.experimental import structref
 
+    from chess_endgame.engine.core import structs
     from chess_endgame.engine.core.jit import StructProxy
 
-    @structref.register
+    @structs.register
     class TreeType(types.StructRef):
         """numba's type of a :class:`Tree`: a reference to a struct of arrays."""
 
@@ -74,9 +74,9 @@ if COMPILED:
         be copied, and each array reference-counted, at every call (about 100 ns, an eighth of a node).
         Python reads the same arrays through plain attributes (:func:`new_tree` sets them)."""
 
-    structref.define_proxy(Tree, TreeType, list(TREE_FIELDS))
+    structs.define_proxy(Tree, TreeType, list(TREE_FIELDS))
 
-    @njit
+    @njit(refcounted=True)
     def _tree_struct(*arrays):
         return Tree(*arrays)
 else:
