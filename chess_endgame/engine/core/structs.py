@@ -22,14 +22,15 @@ from numba.core.extending import NativeValue, box, infer_getattr, lower_getattr_
 from numba.core.typing.templates import AttributeTemplate
 from numba.experimental import structref
 
-#: numba's runtime functions that the struct code calls by name (they are linked into every compiled module).
+#: The types of numba's runtime functions that the struct code calls by name (linked into every compiled module).
 _VOID_P = cgutils.voidptr_t
 _DATA_OF = ir.FunctionType(_VOID_P, [_VOID_P])
 _RELEASE = ir.FunctionType(ir.VoidType(), [_VOID_P])
 
 
 def _payload(context, builder, struct_type, value):
-    """The struct's fields, read in place from its data pointer (no runtime call, no count)."""
+    """The struct's fields, read in place through its data pointer: ``NRT_MemInfo_data_fast`` only loads
+    that pointer (LLVM inlines it) and, unlike ``context.nrt.meminfo_data``, is allowed without counts."""
     meminfo = cgutils.create_struct_proxy(struct_type)(context, builder, value=value).meminfo
     data_of = cgutils.get_or_insert_function(builder.module, _DATA_OF, "NRT_MemInfo_data_fast")
     data = builder.call(data_of, [meminfo])
