@@ -166,15 +166,17 @@ def test_an_engine_that_dies_on_an_actor_is_restarted_and_the_position_retried(a
 
 def test_ctrl_c_on_the_cluster_writes_the_partial_report(address: str, tmp_path: Path) -> None:
     out = tmp_path / "partial.json"
-    # A fixed time a position (the compiled search runs depth 10 through the whole suite in about a second).
-    proc = subprocess.Popen([EXECUTABLE, "suite", *SUITE, "--movetime", "300", "--cluster", address, "--output",
+    # A fixed time a position: the 12 tactics alone take 2 actors 6 s, so the interrupt 4 s after an actor
+    # started comes after some positions and long before the last, even on a loaded machine where an actor's
+    # first position waits a few seconds for the compiled core to load (1.5 s at 300 ms failed there once).
+    proc = subprocess.Popen([EXECUTABLE, "suite", *SUITE, "--movetime", "1000", "--cluster", address, "--output",
                              str(out)], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     try:
         start = time.monotonic()
         while not busy_actors():
             assert proc.poll() is None and time.monotonic() - start < 60, "no actor ever worked"
             time.sleep(0.02)
-        time.sleep(1.5)
+        time.sleep(4.0)
         proc.send_signal(signal.SIGINT)
         stdout, err = proc.communicate(timeout=60)
     finally:
