@@ -8,12 +8,18 @@ fail in CI (``CHESS_ENDGAME_CLUSTER_TESTS=required``, or ``CI`` set).
 
 from __future__ import annotations
 
+import fcntl
 import json
 import logging
 import os
+import pty
+import re
 import signal
+import struct
 import subprocess
 import sys
+import termios
+import threading
 import time
 from collections.abc import Iterator
 from pathlib import Path
@@ -166,22 +172,42 @@ def test_an_engine_that_dies_on_an_actor_is_restarted_and_the_position_retried(a
 
 def test_ctrl_c_on_the_cluster_writes_the_partial_report(address: str, tmp_path: Path) -> None:
     out = tmp_path / "partial.json"
-    # A fixed time a position: the 12 tactics alone take 2 actors 6 s, so the interrupt 4 s after an actor
-    # started comes after some positions and long before the last, even on a loaded machine where an actor's
-    # first position waits a few seconds for the compiled core to load (1.5 s at 300 ms failed there once).
-    proc = subprocess.Popen([EXECUTABLE, "suite", *SUITE, "--movetime", "1000", "--cluster", address, "--output",
-                             str(out)], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    # The progress bar is drawn on a terminal only, so standard error is a pseudo-terminal here: the interrupt
+    # goes as soon as the bar counts a finished position, whatever the machine's load (a fixed sleep failed
+    # once on a loaded machine). The other positions take the 2 actors seconds more at 300 ms. A terminal of
+    # no width (a new one's) would get an empty bar.
+    master, slave = pty.openpty()
+    fcntl.ioctl(slave, termios.TIOCSWINSZ, struct.pack("HHHH", 24, 120, 0, 0))
+    proc = subprocess.Popen([EXECUTABLE, "suite", *SUITE, "--movetime", "300", "--cluster", address, "--output",
+                             str(out)], stdout=subprocess.PIPE, stderr=slave, text=True)
+    os.close(slave)
+    chunks: list[str] = []
+    finished = threading.Event()
+
+    def read_terminal() -> None:
+        while True:
+            try:
+                data = os.read(master, 4096)
+            except OSError:  # EIO: the command has exited and closed its end
+                break
+            if not data:
+                break
+            chunks.append(data.decode(errors="replace"))
+            if any(0 < int(done) < int(total) for done, total in re.findall(r"(\d+)/(\d+) \[", "".join(chunks))):
+                finished.set()
+
+    reader = threading.Thread(target=read_terminal, daemon=True)
+    reader.start()
     try:
-        start = time.monotonic()
-        while not busy_actors():
-            assert proc.poll() is None and time.monotonic() - start < 60, "no actor ever worked"
-            time.sleep(0.02)
-        time.sleep(4.0)
+        assert finished.wait(120), f"no position finished: {''.join(chunks)[-500:]}"
         proc.send_signal(signal.SIGINT)
-        stdout, err = proc.communicate(timeout=60)
+        stdout, _ = proc.communicate(timeout=60)
+        reader.join(10)
     finally:
         if proc.poll() is None:
             proc.kill()
+        os.close(master)
+    err = "".join(chunks)
     assert proc.returncode == 130, err
     assert "interrupted" in err and "not run:" in stdout
     done = json.loads(out.read_text())
