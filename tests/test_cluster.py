@@ -8,6 +8,7 @@ fail in CI (``CHESS_ENDGAME_CLUSTER_TESTS=required``, or ``CI`` set).
 
 from __future__ import annotations
 
+import codecs
 import fcntl
 import json
 import logging
@@ -185,6 +186,7 @@ def test_ctrl_c_on_the_cluster_writes_the_partial_report(address: str, tmp_path:
     finished = threading.Event()
 
     def read_terminal() -> None:
+        decoder = codecs.getincrementaldecoder("utf-8")(errors="replace")  # the bar's blocks span reads
         while True:
             try:
                 data = os.read(master, 4096)
@@ -192,8 +194,9 @@ def test_ctrl_c_on_the_cluster_writes_the_partial_report(address: str, tmp_path:
                 break
             if not data:
                 break
-            chunks.append(data.decode(errors="replace"))
-            if any(0 < int(done) < int(total) for done, total in re.findall(r"(\d+)/(\d+) \[", "".join(chunks))):
+            chunks.append(decoder.decode(data))
+            if not finished.is_set() and any(0 < int(done) < int(total) for done, total
+                                             in re.findall(r"(\d+)/(\d+) \[", "".join(chunks))):
                 finished.set()
 
     reader = threading.Thread(target=read_terminal, daemon=True)
