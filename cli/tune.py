@@ -17,6 +17,7 @@ from chess_endgame.engine.evaluation import Weights, WeightsError, load_weights,
 from chess_endgame.play.starts import MatchResult, play_match
 from chess_endgame.tablebase.prober import Prober
 from chess_endgame.tuning import data, gate, labels, pipeline
+from chess_endgame.tuning.fit import learnt_features
 
 from .common import (
     STDOUT,
@@ -152,6 +153,9 @@ def _describe_selfplay(played: labels.LabelSet, n_train: int, n_held: int, held_
               help="L2 pull towards the current weights, per unit of each feature's variance (0: none).")
 @click.option("--holdout", default=0.2, show_default=True, type=click.FloatRange(0.05, 0.5), metavar="SHARE",
               help="Share of the positions held out to test the fit (0.2: 20%).")
+@click.option("--learn", "learn", multiple=True, metavar="TERM",
+              help="Learn only the weights of the terms matching TERM (a name or a shell pattern, 'passer_*'; "
+                   "repeat it for more), keeping every other weight at the start weights (default: learn all).")
 @click.option("--weights", "start_path", type=click.Path(dir_okay=False), default=None,
               help="Weights to start from and compare with (default: the shipped ones).")
 @click.option("--output", default="tuned-weights.json", show_default=True, type=OutputFile(),
@@ -194,7 +198,8 @@ def _describe_selfplay(played: labels.LabelSet, n_train: int, n_held: int, held_
 @syzygy_path_option
 @user_errors
 def tune(per_material: int, seed: int, pgn_path: str | None, pgn_per_game: int, cursed_as_wins: bool, l2: float,
-         holdout: float, start_path: str | None, output: str, match_games: int, match_nodes: int,
+         holdout: float, learn: tuple[str, ...], start_path: str | None, output: str, match_games: int,
+         match_nodes: int,
          selfplay_games: int, selfplay_nodes: int, selfplay_per_game: int, selfplay_share: float,
          score_nodes: int, score_share: float, labels_paths: tuple[str, ...], labels_out: str | None, jobs: int,
          cluster: str | None, install: bool, syzygy_path: str | None) -> None:
@@ -219,7 +224,8 @@ def tune(per_material: int, seed: int, pgn_path: str | None, pgn_per_game: int, 
         fail("--cluster plays the self-play games on Ray: give --selfplay-games N too")
     try:
         start = load_weights(start_path) if start_path else load_weights()
-    except WeightsError as exc:
+        learnt_features(learn)
+    except (WeightsError, ValueError) as exc:
         fail(str(exc))
     prober = load_prober(syzygy_path, required=True)
     extra = data.pgn_positions(pgn_path, pgn_per_game, seed) if pgn_path else ([], [], [])
@@ -237,7 +243,7 @@ def tune(per_material: int, seed: int, pgn_path: str | None, pgn_per_game: int, 
             run = pipeline.fit_weights(prober, start, per_material=per_material, seed=seed, holdout=holdout, l2=l2,
                                        cursed_as_draws=not cursed_as_wins, extra=extra, played=played,
                                        selfplay_share=selfplay_share, score_share=score_share,
-                                       table_name="tables and PGN" if pgn_path else "tables",
+                                       table_name="tables and PGN" if pgn_path else "tables", learn=learn,
                                        sampling=sampling.update, fitting=fitting.update)
     except pipeline.TooFewPositions as exc:
         fail(str(exc))
@@ -269,7 +275,8 @@ def tune(per_material: int, seed: int, pgn_path: str | None, pgn_per_game: int, 
     held_back = [n for n, f in zip(start.as_dict(), frozen, strict=True) if f]
     shown = ", ".join(held_back[:KEPT_SHOWN]) + (f" and {len(held_back) - KEPT_SHOWN} more"
                                                  if len(held_back) > KEPT_SHOWN else "")
-    say(f"kept at the start weights (too little support in the sample, or mating guides): {len(held_back)} of "
+    say(f"kept at the start weights (too little support in the sample, or mating guides"
+        f"{', or not in --learn' if learn else ''}): {len(held_back)} of "
         f"{len(start.vector)}" + (f": {shown}" if held_back else ""))
     positions = f"{report.train_size} positions" + (f" ({n_self} self-play)" if n_self else "")
     weights = Weights(np.round(tuned, 3), f"tuned: seed {seed}, {positions}, k {k:.5f}")

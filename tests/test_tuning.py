@@ -76,6 +76,26 @@ def test_tune_command_writes_loadable_weights(syzygy_path: str, tmp_path: Path) 
     assert refused.exit_code == 2 and "--match-games 100" in refused.stderr
 
 
+def test_learn_fits_only_the_terms_asked_for(syzygy_path: str, tmp_path: Path) -> None:
+    mask = fit.learnt_features(["passer_king_*", "tempo"])
+    learnt = [name for name, m in zip(FEATURES, mask, strict=True) if m]
+    assert learnt == ["tempo"] + [f"{t}.{p}" for t in ("passer_king_them", "passer_king_us") for p in ("mg", "eg")]
+    with pytest.raises(ValueError, match="no evaluation term matches nope"):
+        fit.learnt_features(["pawn", "nope"])
+    out = tmp_path / "w.json"
+    result = CliRunner().invoke(cli, ["tune", "--per-material", "20", "--learn", "passed_*", "--learn", "pawn",
+                                      "--output", str(out)])
+    assert result.exit_code == 0, result.stderr
+    assert "or not in --learn" in result.stdout
+    start, tuned = load_weights(), load_weights(str(out))
+    moved = {name for name, a, b in zip(FEATURES, start.vector, tuned.vector, strict=True) if a != b}
+    assert moved and all(name.startswith(("passed_", "pawn.")) for name in moved), moved
+    refused = CliRunner().invoke(cli, ["tune", "--per-material", "10", "--learn", "nope*"])
+    assert refused.exit_code == 2 and refused.stdout == ""
+    assert refused.stderr.strip() == "chess-endgame: error: no evaluation term matches nope* (the terms are the " \
+                                     "names in a weight file)"
+
+
 def test_match_plays_both_colours(prober: Prober) -> None:
     starts = starting_positions(3, seed=4)
     assert all(6 <= chess.popcount(b.occupied) <= 10 and b.is_valid() for b in starts)

@@ -17,6 +17,7 @@ by group (tables, self-play by piece count).
 
 from __future__ import annotations
 
+import fnmatch
 import math
 from dataclasses import dataclass, field
 
@@ -95,6 +96,20 @@ def frozen_features(x: np.ndarray, min_support: float = 0.01, sample_weight: np.
         small = bool(part) and share < MIN_PART_SHARE[part]
         frozen.append(bool(support[i] < min_support or term in MATING_GUIDES or small))
     return np.array(frozen, dtype=bool)
+
+
+def learnt_features(patterns: list[str] | tuple[str, ...]) -> np.ndarray:
+    """The features of the terms whose names match one of ``patterns`` (shell-style, ``passer_*``; ``tempo`` is a
+    term of one feature), as a boolean mask: a fit that learns only these keeps every other weight.
+
+    :raises ValueError: naming the patterns that match no term.
+    """
+    terms = [name.partition(".")[0] for name in FEATURES]
+    unmatched = [p for p in patterns if not any(fnmatch.fnmatchcase(t, p) for t in terms)]
+    if unmatched:
+        raise ValueError(f"no evaluation term matches {', '.join(unmatched)} "
+                         "(the terms are the names in a weight file)")
+    return np.array([any(fnmatch.fnmatchcase(t, p) for p in patterns) for t in terms], dtype=bool)
 
 
 def fit(x: np.ndarray, y: np.ndarray, w0: np.ndarray, k: float, *, l2: float = 1e-6, steps: int = 50,

@@ -13,7 +13,7 @@ import numpy as np
 from chess_endgame.engine.evaluation import Weights
 from chess_endgame.tablebase.prober import Prober
 from chess_endgame.tuning.data import Dataset, Progress, dataset, source_weights, tablebase_positions
-from chess_endgame.tuning.fit import Report, evaluate_fit, fit, fit_k, frozen_features
+from chess_endgame.tuning.fit import Report, evaluate_fit, fit, fit_k, frozen_features, learnt_features
 from chess_endgame.tuning.labels import LabelSet, split_by_game
 
 #: Held-out groups of the self-play positions, by piece count.
@@ -64,7 +64,7 @@ def fit_weights(prober: Prober, start: Weights, *, per_material: int, seed: int,
                 cursed_as_draws: bool = True,
                 extra: tuple[list[chess.Board], list[float], list[str]] = ([], [], []),
                 played: LabelSet | None = None, selfplay_share: float = 0.5, score_share: float = 0.0,
-                table_name: str = "tables", sampling: Progress | None = None,
+                table_name: str = "tables", learn: tuple[str, ...] = (), sampling: Progress | None = None,
                 fitting: Progress | None = None) -> FitRun:
     """Sample ``per_material`` positions of every material the tables cover (plus ``extra``, e.g. PGN
     positions, and ``played`` self-play labels), fit from ``start`` and measure on the held-out part.
@@ -74,8 +74,10 @@ def fit_weights(prober: Prober, start: Weights, *, per_material: int, seed: int,
     (:meth:`Dataset.blended`), and the weights are fitted and measured on the blended labels. The held-out
     groups by piece count keep the games' results, so that runs with and without scores compare.
 
-    ``sampling`` is called once per material sampled, ``fitting`` once per Newton step.
+    ``learn``: patterns of the terms to learn (:func:`.fit.learnt_features`); the others keep their start
+    weights (empty: every term). ``sampling`` is called once per material sampled, ``fitting`` once per Newton step.
     :raises TooFewPositions: when fewer than :data:`MIN_POSITIONS` positions could be labelled.
+    :raises ValueError: when a pattern of ``learn`` matches no term.
     """
     boards, labels, sources = tablebase_positions(prober, per_material, seed, cursed_as_draws=cursed_as_draws,
                                                   progress=sampling)
@@ -91,6 +93,8 @@ def fit_weights(prober: Prober, start: Weights, *, per_material: int, seed: int,
     k = fit_k(train.x, train.y, start.vector, sample_weight=train.weight)
     train, held = train.blended(k, score_share), held.blended(k, score_share)
     frozen = frozen_features(train.x, sample_weight=train.weight)
+    if learn:
+        frozen |= ~learnt_features(learn)
     tuned = fit(train.x, train.y, start.vector, k, l2=l2, frozen=frozen, progress=fitting,
                 sample_weight=train.weight)
     report = evaluate_fit(train, held, start.vector, tuned, k, groups)
