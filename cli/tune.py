@@ -199,8 +199,7 @@ def _describe_selfplay(played: labels.LabelSet, n_train: int, n_held: int, held_
 @user_errors
 def tune(per_material: int, seed: int, pgn_path: str | None, pgn_per_game: int, cursed_as_wins: bool, l2: float,
          holdout: float, learn: tuple[str, ...], start_path: str | None, output: str, match_games: int,
-         match_nodes: int,
-         selfplay_games: int, selfplay_nodes: int, selfplay_per_game: int, selfplay_share: float,
+         match_nodes: int, selfplay_games: int, selfplay_nodes: int, selfplay_per_game: int, selfplay_share: float,
          score_nodes: int, score_share: float, labels_paths: tuple[str, ...], labels_out: str | None, jobs: int,
          cluster: str | None, install: bool, syzygy_path: str | None) -> None:
     """Learn the linear evaluation's weights from tablebase WDL labels and self-play results (logistic model)."""

@@ -105,11 +105,12 @@ def learnt_features(patterns: list[str] | tuple[str, ...]) -> np.ndarray:
     :raises ValueError: naming the patterns that match no term.
     """
     terms = [name.partition(".")[0] for name in FEATURES]
-    unmatched = [p for p in patterns if not any(fnmatch.fnmatchcase(t, p) for t in terms)]
+    hits = np.array([[fnmatch.fnmatchcase(t, p) for t in terms] for p in patterns], dtype=bool).reshape(-1, len(terms))
+    unmatched = [p for p, row in zip(patterns, hits, strict=True) if not row.any()]
     if unmatched:
         raise ValueError(f"no evaluation term matches {', '.join(unmatched)} "
                          "(the terms are the names in a weight file)")
-    return np.array([any(fnmatch.fnmatchcase(t, p) for p in patterns) for t in terms], dtype=bool)
+    return hits.any(axis=0)
 
 
 def fit(x: np.ndarray, y: np.ndarray, w0: np.ndarray, k: float, *, l2: float = 1e-6, steps: int = 50,
