@@ -364,8 +364,13 @@ def test_one_searcher_searches_again_after_its_table_is_resized_or_cleared() -> 
 def test_history_follows_the_cutoffs_and_stays_bounded() -> None:
     """A cutoff raises its move's history and lowers the quiet moves tried before it; an entry moves
     less the further it leans, so it never leaves +-HISTORY_MAX however many searches fill it."""
-    from chess_endgame.engine.core.history import HISTORY_BONUS_MAX, HISTORY_MAX, history_add
+    from chess_endgame.engine.core.history import HISTORY_BONUS_MAX, HISTORY_MAX, history_add, history_bonus
 
+    # A cutoff's bonus grows with the depth up to its cap, and the deepest moves an entry by a tenth of the range.
+    bonuses = [history_bonus(depth) for depth in range(1, 13)]
+    assert bonuses[:3] == [48, 128, 240] and bonuses[-1] == HISTORY_BONUS_MAX == max(bonuses)
+    assert all(a < b for a, b in zip(bonuses, bonuses[1:]) if a < HISTORY_BONUS_MAX)
+    assert HISTORY_MAX // 12 < HISTORY_BONUS_MAX < HISTORY_MAX // 8
     history = np.zeros((2, 4096), dtype=np.int64)
     for _ in range(5000):
         history_add(history, 1, 7, HISTORY_BONUS_MAX)

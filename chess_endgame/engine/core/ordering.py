@@ -9,7 +9,7 @@ from __future__ import annotations
 import numpy as np
 
 from chess_endgame.engine.core.bits import SQUARE, U64
-from chess_endgame.engine.core.history import HISTORY_BONUS_MAX, continuations, history_update, piece_to
+from chess_endgame.engine.core.history import continuations, history_bonus, history_update, piece_to
 from chess_endgame.engine.core.jit import njit
 from chess_endgame.engine.core.position import EP, KING_T, PAWN_T, TURN, attackers
 
@@ -130,7 +130,7 @@ def reward(t, move, ply, depth, us, tried):
     if t.killers[ply, 0] != move:
         t.killers[ply, 1] = t.killers[ply, 0]
         t.killers[ply, 0] = move
-    bonus = min(depth * depth, HISTORY_BONUS_MAX)
+    bonus = history_bonus(depth)
     back1, back2 = continuations(t, ply)
     history_update(t, us, move, bonus, back1, back2)
     for j in range(tried):

@@ -91,7 +91,7 @@ LMR = np.array([[0 if d < 3 or m < 2 else int(0.5 + math.log(d) * math.log(m) / 
                 for d in range(MAX_PLY + 1)], dtype=np.int64)
 IIR_CUT_DEPTH = 8                        # internal iterative reduction: two plies in a cut node from this depth
 CUT_NODE_LMR = 2                         # more reduction in a node expected to fail high (not for killers)
-HISTORY_LMR = 1000                       # a ply less (more) reduction per this much history above (below) 0
+HISTORY_LMR = 5000                       # a ply less (more) reduction per this much history above (below) 0
 PAWN_ENDING_EXTENSION = 2                # a capture that leaves only kings and pawns
 #: Singular extensions: from this depth, a TT move whose stored lower bound no other move reaches within
 #: SINGULAR_MARGIN x depth (searched to half the depth) is extended a ply.
