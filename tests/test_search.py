@@ -369,7 +369,7 @@ def test_history_follows_the_cutoffs_and_stays_bounded() -> None:
     # A cutoff's bonus grows with the depth up to its cap, and the deepest moves an entry by a tenth of the range.
     bonuses = [history_bonus(depth) for depth in range(1, 13)]
     assert bonuses[:3] == [48, 128, 240] and bonuses[-1] == HISTORY_BONUS_MAX == max(bonuses)
-    assert all(a < b for a, b in zip(bonuses, bonuses[1:]) if a < HISTORY_BONUS_MAX)
+    assert all(a < b for a, b in zip(bonuses, bonuses[1:], strict=False) if a < HISTORY_BONUS_MAX)
     assert HISTORY_MAX // 12 < HISTORY_BONUS_MAX < HISTORY_MAX // 8
     history = np.zeros((2, 4096), dtype=np.int64)
     for _ in range(5000):
