@@ -15,8 +15,9 @@ from chess_endgame.engine.core.treestate import TB_BOUND
 
 #: A quiet move's history (and each continuation history) stays within +-HISTORY_MAX (:func:`history_add`); a
 #: cutoff moves it by :func:`history_bonus`, at most HISTORY_BONUS_MAX. At Stockfish's scale a deep cutoff moves an
-#: entry by a tenth of its range, so the tables follow what the search finds now rather than sum a game's searches
-#: (500,000 and depth^2 before: +8.7 +- 8.8 Elo in 1000 games, then +25.9 +- 16.0 in a passing SPRT).
+#: entry by a tenth of its range, so the tables follow what the search finds now rather than sum a game's searches.
+#: Before cc84a81 they held +-500,000 and a cutoff moved an entry by depth^2; this scale's SPRTs against that:
+#: +8.7 +- 8.8 Elo in 1000 games (inconclusive at the cap), then +25.9 +- 16.0 (passed).
 HISTORY_MAX = 16_384
 HISTORY_BONUS_MAX = 1600
 #: Correction history: the searches' mean error of the static evaluation, learnt by side to move and a hash of the
