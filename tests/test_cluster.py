@@ -47,6 +47,9 @@ SUITE = [str(DATA / "tactics.epd"), str(DATA / "mates.epd"), str(DATA / "tableba
 #: Per-position fields that must not depend on where the position ran (time does).
 SAME = ("index", "id", "moves", "checks", "tb_correct", "tb_move_class", "score", "depth", "nodes", "error")
 REQUIRED = os.environ.get("CHESS_ENDGAME_CLUSTER_TESTS") == "required" or bool(os.environ.get("CI"))
+#: One test process runs these and the documentation's Ray examples (pytest-xdist's group; pyproject's addopts):
+#: busy_actors() counts every engine slot on the machine, and one Ray instance at a time keeps to the 2 CPUs.
+pytestmark = pytest.mark.xdist_group("ray")
 
 
 @pytest.fixture(scope="module")

@@ -162,7 +162,10 @@ def test_every_page_has_its_examples_found() -> None:
 def _params() -> list:
     # Each example starts the program afresh (a second or more each): all are slow, run by CI, not by the quick
     # run (pytest -m "not slow").
-    return [pytest.param(e, id=e.name, marks=[pytest.mark.slow]) for e in EXAMPLES]
+    # The Ray examples run in the test process that runs tests/test_cluster.py (pytest-xdist's group "ray").
+    return [pytest.param(e, id=e.name, marks=[pytest.mark.slow, *([pytest.mark.xdist_group("ray")]
+                                                                  if e.options.get("needs") == "ray" else [])])
+            for e in EXAMPLES]
 
 
 def run_uci(commands: list[str], cwd: Path, env: dict[str, str]) -> tuple[int, list[str]]:
