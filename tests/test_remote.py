@@ -284,7 +284,9 @@ def test_one_request_in_flight_and_the_minimum_interval() -> None:
             t.join(30)
         assert log.most_in_flight == 1 and len(log.times) == 4
         gaps = [b - a for a, b in zip(log.times, log.times[1:], strict=False)]
-        assert min(gaps) >= 0.24, gaps
+        # The client spaces its sends 0.25 s apart; the server sees arrivals, later by however long a busy machine
+        # takes to deliver each (CI saw one 12 ms short). Without the interval the gaps would be the server's 0.1 s.
+        assert min(gaps) >= 0.2, gaps
         assert len(errors) == 4 and all("malformed answer" in e for e in errors), errors
 
 
