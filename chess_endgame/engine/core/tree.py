@@ -430,15 +430,26 @@ def root(t, depth, alpha, beta, root_moves, root_scores, count, probe, check_fn)
     line_one = t.counters[MULTIPV_LINE] == 0
     for i in range(count):
         move = root_moves[i]
-        make(bb, t.mailbox, state, t.keys, t.undo, move)
         to = (move >> 6) & 63
+        # A quiet piece move (no capture, promotion or pawn move), for the late move reductions below.
+        quiet = not t.mailbox[to] and not move >> 12 and t.mailbox[move & 63] & 7 != PAWN_T
+        make(bb, t.mailbox, state, t.keys, t.undo, move)
         t.played[0] = piece_to(t.mailbox[to], to)
         check = checkers(bb, state)
         child = depth - 1 + (_check_extension(t, move) if check and depth > 1 else 0)
         if i == 0:
             score = -search(t, child, -beta, -alpha, FIRST_PLY, YES, NO, YES, check, YES, probe, check_fn)
         else:
-            score = -search(t, child, -alpha - 1, -alpha, FIRST_PLY, NO, YES, YES, check, YES, probe, check_fn)
+            # Late move reductions at the root too (Stockfish's): from the third move, a quiet piece move that gives
+            # no check is searched shallower by the table's reduction less the PV node's ply, and again to full
+            # depth when it beats alpha.
+            reduction = 0
+            if quiet and check == ZERO and depth >= 3 and i >= 2:
+                reduction = max(0, min(LMR[min(depth, MAX_PLY), min(i, MAX_MOVES - 1)] - 1, child - 1))
+            score = -search(t, child - reduction, -alpha - 1, -alpha, FIRST_PLY, NO, YES, YES, check, YES, probe,
+                            check_fn)
+            if reduction and score > alpha and not t.counters[STOPPED]:
+                score = -search(t, child, -alpha - 1, -alpha, FIRST_PLY, NO, YES, YES, check, YES, probe, check_fn)
             if score > alpha and not t.counters[STOPPED]:
                 score = -search(t, child, -beta, -alpha, FIRST_PLY, YES, NO, YES, check, YES, probe, check_fn)
         unmake(bb, t.mailbox, state, t.keys, t.undo, move)
