@@ -10,14 +10,17 @@ tables always fails.
 
 from __future__ import annotations
 
+import contextlib
 import os
 import queue
 import signal
 import subprocess
 import sys
+import tempfile
 import textwrap
 import threading
 import time
+from collections.abc import Iterator
 from pathlib import Path
 
 import chess
@@ -112,6 +115,24 @@ def require_tables(prober: Prober, *names: str) -> None:
     missing = [n for n in names if n not in prober.files.wdl or n not in prober.files.dtz]
     if missing:
         missing_tables(f"needs the Syzygy tables {', '.join(missing)}; {HOW_TO_GET_FIVE}")
+
+
+@contextlib.contextmanager
+def ray_lock() -> Iterator[None]:
+    """Hold the machine-wide lock of the tests that start a Ray instance (the cluster tests, the documentation's
+    Ray examples): the test processes (pytest-xdist, two) run them one at a time, as each keeps to the 2 CPUs and
+    the actor-killing test kills the first engine slot it finds on the machine. POSIX only; elsewhere no lock."""
+    try:
+        import fcntl
+    except ImportError:  # Windows: the cluster tests need a POSIX machine anyway (pty, termios)
+        yield
+        return
+    with open(Path(tempfile.gettempdir()) / "chess-endgame-tests-ray.lock", "w") as handle:
+        fcntl.flock(handle, fcntl.LOCK_EX)
+        try:
+            yield
+        finally:
+            fcntl.flock(handle, fcntl.LOCK_UN)
 
 
 # -- helpers the test files share ----------------------------------------------------------------------------

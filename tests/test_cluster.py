@@ -38,7 +38,7 @@ from chess_endgame.tablebase.prober import Prober
 from chess_endgame.tuning import labels
 from chess_endgame_cli.main import cli
 
-from .conftest import CRASHING_ENGINE
+from .conftest import CRASHING_ENGINE, ray_lock
 
 DATA = Path(__file__).parent / "data"
 EXECUTABLE = str(Path(sys.executable).parent / "chess-endgame")
@@ -47,9 +47,6 @@ SUITE = [str(DATA / "tactics.epd"), str(DATA / "mates.epd"), str(DATA / "tableba
 #: Per-position fields that must not depend on where the position ran (time does).
 SAME = ("index", "id", "moves", "checks", "tb_correct", "tb_move_class", "score", "depth", "nodes", "error")
 REQUIRED = os.environ.get("CHESS_ENDGAME_CLUSTER_TESTS") == "required" or bool(os.environ.get("CI"))
-#: One test process runs these and the documentation's Ray examples (pytest-xdist's group; pyproject's addopts):
-#: busy_actors() counts every engine slot on the machine, and one Ray instance at a time keeps to the 2 CPUs.
-pytestmark = pytest.mark.xdist_group("ray")
 
 
 @pytest.fixture(scope="module")
@@ -63,13 +60,15 @@ def cluster(syzygy_path: str) -> Iterator[object]:
         if REQUIRED:
             pytest.fail(message)
         pytest.skip(message)
-    head = Cluster(initialize_head=True, head_node_args={"num_cpus": 2, "include_dashboard": False})
-    ray.init(address=head.address, logging_level=logging.ERROR, log_to_driver=False)
-    try:
-        yield head
-    finally:
-        ray.shutdown()
-        head.shutdown()
+    # One Ray instance on the machine at a time, across the test processes (busy_actors() sees only this one's).
+    with ray_lock():
+        head = Cluster(initialize_head=True, head_node_args={"num_cpus": 2, "include_dashboard": False})
+        ray.init(address=head.address, logging_level=logging.ERROR, log_to_driver=False)
+        try:
+            yield head
+        finally:
+            ray.shutdown()
+            head.shutdown()
 
 
 @pytest.fixture(scope="module")
