@@ -11,7 +11,7 @@ An example is a fenced block:
   ``go`` ...) are sent to ``chess-endgame-uci``; the others are what it answers.
 
 "In shape" means: after FENs become ``FEN``, absolute paths ``/P``, moves (SAN or UCI) ``M`` and numbers
-``9`` (``1,493,418`` too), a line of moves one ``M``, and runs of spaces one space,
+``9`` (``1,493,418`` and ``-5`` too), a line of moves one ``M``, and runs of spaces one space,
 the shown lines equal the printed ones, in order; a line ``...`` stands for any number of lines. An HTML
 comment right before the fence sets how the example runs: ``<!-- example: tables=5 -->`` (it needs the
 5-piece tables: ``$SYZYGY_PATH`` then points at them, and without them the example skips), ``needs=ray``
@@ -23,6 +23,7 @@ directory empty: the examples show what a fresh install prints, on the embedded 
 
 from __future__ import annotations
 
+import contextlib
 import importlib.util
 import os
 import re
@@ -34,7 +35,7 @@ from pathlib import Path
 
 import pytest
 
-from .conftest import ROOT
+from .conftest import ROOT, ray_lock
 
 BIN = Path(sys.executable).parent
 PAGES = [ROOT / "README.md", *sorted((ROOT / "docs").glob("*.md"))]
@@ -44,7 +45,8 @@ UCI_COMMANDS = {"uci", "isready", "setoption", "position", "go", "stop", "ponder
 _UCI_MOVE = r"[a-h][1-8][a-h][1-8][qrbn]?"
 _SAN = r"(?:O-O(?:-O)?|[KQRBN][a-h]?[1-8]?x?[a-h][1-8]|[a-h]x[a-h][1-8](?:=[QRBN])?|[a-h][1-8](?:=[QRBN])?)[+#]?"
 _MOVE = re.compile(rf"(?<![\w/]){_UCI_MOVE}(?![\w/])|(?<![\w/]){_SAN}(?![\w/])")
-_NUMBER = re.compile(r"\d{1,3}(?:,\d{3})+(?:\.\d+)?|\d+(?:\.\d+)?")  # 1,493,418 is one number
+# 1,493,418 is one number, and so is -5 (not the 4 of 3-4)
+_NUMBER = re.compile(r"(?:(?<![\w.-])-)?(?:\d{1,3}(?:,\d{3})+(?:\.\d+)?|\d+(?:\.\d+)?)")
 _FEN = re.compile(r"[1-8pnbrqkPNBRQK]+(?:/[1-8pnbrqkPNBRQK]+){7} [wb] [-KQkq]+ [-a-h1-8]+ \d+ \d+")
 
 
@@ -106,7 +108,7 @@ _LINE_OF_MOVES = re.compile(r"(?:9\.(?:\.\.)? ?)?M(?: (?:9\.(?:\.\.)? ?)?M)*")
 
 def shape(line: str) -> str:
     """A line's shape: absolute paths become /P (they differ from machine to machine), moves M, numbers
-    9, a line of moves (a PV of any length) one M."""
+    9 (signed ones too: a score of -5 cp and one of 0 have one shape), a line of moves (a PV of any length) one M."""
     line = _FEN.sub("FEN", line.rstrip())
     line = _PATH.sub("/P", line)
     line = _MOVE.sub("M", line)
@@ -142,6 +144,7 @@ def test_the_matcher_reads_shape_not_figures() -> None:
     assert shape("score cp 20000") != shape("score mate 3")
     assert shape("Syzygy path: /work/x/syzygy:/tmp/y (embedded)") == shape("Syzygy path: ~/data:/a/b (embedded)")
     assert shape("GET /standard?fen=8/8") == "GET /P" and shape("1/2-1/2") == "9/9-9/9"
+    assert shape("score: cp -5") == shape("score: cp 0") == "score: cp 9" and shape("3-4-piece") == "9-9-piece"
     assert shape("nodes 980,464 max 1.5 ms (2Q5/8/8/8/3k4/K7/8/5r2 w - - 52 1)") == \
         shape("nodes 1,493,418 max 38.35 ms (2R5/8/k7/3r4/8/8/8/4R2K w - - 27 1)")
     assert matches(["a 1", "...", "c"], ["a 2", "x", "y", "c"]) and matches(["..."], [])
@@ -162,10 +165,7 @@ def test_every_page_has_its_examples_found() -> None:
 def _params() -> list:
     # Each example starts the program afresh (a second or more each): all are slow, run by CI, not by the quick
     # run (pytest -m "not slow").
-    # The Ray examples run in the test process that runs tests/test_cluster.py (pytest-xdist's group "ray").
-    return [pytest.param(e, id=e.name, marks=[pytest.mark.slow, *([pytest.mark.xdist_group("ray")]
-                                                                  if e.options.get("needs") == "ray" else [])])
-            for e in EXAMPLES]
+    return [pytest.param(e, id=e.name, marks=[pytest.mark.slow]) for e in EXAMPLES]
 
 
 def run_uci(commands: list[str], cwd: Path, env: dict[str, str]) -> tuple[int, list[str]]:
@@ -224,6 +224,16 @@ def test_example(example: Example, scratch: Path, request: pytest.FixtureRequest
     if example.options.get("tables") == "5":
         env["SYZYGY_PATH"] = request.getfixturevalue("five_pieces")
         commands = [c.replace("/data/syzygy", env["SYZYGY_PATH"]) for c in commands]
+    # A Ray example starts its own Ray instance: one at a time on the machine (tests/conftest.py's ray_lock).
+    with ray_lock() if example.options.get("needs") == "ray" else contextlib.nullcontext():
+        code, printed = _run_example(example, commands, scratch, env)
+    assert code == int(example.options.get("exit", "0")), (example.name, printed[-20:])
+    assert matches(example.shown, printed), (f"{example.name}: printed\n" + "\n".join(printed[:60])
+                                             + "\n--- but the text shows\n" + "\n".join(example.shown))
+
+
+def _run_example(example: Example, commands: list[str], scratch: Path, env: dict[str, str]) -> tuple[int, list[str]]:
+    """Run an example's commands (a UCI session, or one bash script): the exit code and the lines printed."""
     if example.kind == "uci":
         code, printed = run_uci(commands, scratch, env)
     else:
@@ -236,6 +246,4 @@ def test_example(example: Example, scratch: Path, request: pytest.FixtureRequest
                                 stderr=subprocess.STDOUT, text=True, cwd=scratch, env=env, timeout=900)
         printed = result.stdout.splitlines()
         code = result.returncode
-    assert code == int(example.options.get("exit", "0")), (example.name, printed[-20:])
-    assert matches(example.shown, printed), (f"{example.name}: printed\n" + "\n".join(printed[:60])
-                                             + "\n--- but the text shows\n" + "\n".join(example.shown))
+    return code, printed
