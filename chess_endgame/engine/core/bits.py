@@ -1,7 +1,8 @@
 """Bitboards (``np.uint64``, bit ``i`` = square ``i``, a1 = 0) and the attack tables built at import.
 
 Sliding attacks are classical ray attacks: the ray from a square in a direction,
-cut behind its first blocker (found with a de Bruijn bit scan). Every table is a
+cut behind its first blocker. Bits are found and counted by the processor's instructions (LLVM's
+``cttz``, ``ctlz`` and ``ctpop``; plain Python's ``int`` methods without numba). Every table is a
 numpy array that the compiled functions read as a constant.
 """
 
@@ -10,7 +11,7 @@ from __future__ import annotations
 import chess
 import numpy as np
 
-from chess_endgame.engine.core.jit import njit
+from chess_endgame.engine.core.jit import COMPILED, njit
 
 U64 = np.uint64
 ZERO = U64(0)
@@ -26,14 +27,6 @@ LIGHT_SQUARES = U64(chess.BB_LIGHT_SQUARES)
 SQUARE = np.array([1 << s for s in range(64)], dtype=np.uint64)
 FILES = np.array(chess.BB_FILES, dtype=np.uint64)
 RANKS = np.array(chess.BB_RANKS, dtype=np.uint64)
-
-_DEBRUIJN = U64(0x03F79D71B4CB0A89)
-_SCAN_FORWARD = np.zeros(64, dtype=np.int64)   # index: (isolated lowest bit * debruijn) >> 58
-_SCAN_REVERSE = np.zeros(64, dtype=np.int64)   # index: (bits up to the highest, all set * debruijn) >> 58
-for _i in range(64):
-    _SCAN_FORWARD[((1 << _i) * 0x03F79D71B4CB0A89 & (2**64 - 1)) >> 58] = _i
-    _SCAN_REVERSE[(((2 << _i) - 1) * 0x03F79D71B4CB0A89 & (2**64 - 1)) >> 58] = _i
-assert sorted(_SCAN_FORWARD) == list(range(64)) and sorted(_SCAN_REVERSE) == list(range(64))
 
 KNIGHT = np.array(chess.BB_KNIGHT_ATTACKS, dtype=np.uint64)
 KING = np.array(chess.BB_KING_ATTACKS, dtype=np.uint64)
@@ -57,31 +50,62 @@ for _d, (_df, _dr) in enumerate(_DIRECTIONS):
         RAYS[_d, _s] = _bb
 
 
-@njit
-def lsb(b):
-    """Index of the lowest set bit of a non-empty bitboard."""
-    return _SCAN_FORWARD[((b & (~b + ONE)) * _DEBRUIJN) >> U64(58)]
+if COMPILED:
+    from llvmlite import ir
+    from numba.core import types
+    from numba.extending import intrinsic
 
+    @intrinsic
+    def _count_trailing_zeros(typingctx, b):
+        """LLVM's ``cttz`` (one ``tzcnt`` or ``bsf``); undefined for 0."""
+        def codegen(context, builder, signature, args):
+            return builder.cttz(args[0], ir.Constant(ir.IntType(1), 1))
 
-@njit
-def msb(b):
-    """Index of the highest set bit of a non-empty bitboard."""
-    b |= b >> U64(1)
-    b |= b >> U64(2)
-    b |= b >> U64(4)
-    b |= b >> U64(8)
-    b |= b >> U64(16)
-    b |= b >> U64(32)
-    return _SCAN_REVERSE[(b * _DEBRUIJN) >> U64(58)]
+        return types.int64(types.uint64), codegen
 
+    @intrinsic
+    def _count_leading_zeros(typingctx, b):
+        """LLVM's ``ctlz`` (one ``lzcnt`` or ``bsr``); undefined for 0."""
+        def codegen(context, builder, signature, args):
+            return builder.ctlz(args[0], ir.Constant(ir.IntType(1), 1))
 
-@njit
-def popcount(b):
-    """Number of set bits."""
-    b = b - ((b >> U64(1)) & U64(0x5555555555555555))
-    b = (b & U64(0x3333333333333333)) + ((b >> U64(2)) & U64(0x3333333333333333))
-    b = (b + (b >> U64(4))) & U64(0x0F0F0F0F0F0F0F0F)
-    return np.int64((b * U64(0x0101010101010101)) >> U64(56))
+        return types.int64(types.uint64), codegen
+
+    @intrinsic
+    def _count_ones(typingctx, b):
+        """LLVM's ``ctpop`` (one ``popcnt`` where the processor has it)."""
+        def codegen(context, builder, signature, args):
+            return builder.ctpop(args[0])
+
+        return types.int64(types.uint64), codegen
+
+    @njit
+    def lsb(b):
+        """Index of the lowest set bit of a non-empty bitboard."""
+        return _count_trailing_zeros(b)
+
+    @njit
+    def msb(b):
+        """Index of the highest set bit of a non-empty bitboard."""
+        return 63 - _count_leading_zeros(b)
+
+    @njit
+    def popcount(b):
+        """Number of set bits."""
+        return _count_ones(b)
+else:
+    def lsb(b):
+        """Index of the lowest set bit of a non-empty bitboard."""
+        b = int(b)
+        return np.int64((b & -b).bit_length() - 1)
+
+    def msb(b):
+        """Index of the highest set bit of a non-empty bitboard."""
+        return np.int64(int(b).bit_length() - 1)
+
+    def popcount(b):
+        """Number of set bits."""
+        return np.int64(int(b).bit_count())
 
 
 @njit
