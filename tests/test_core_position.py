@@ -4,7 +4,6 @@ make and the round trip of make/unmake."""
 
 from __future__ import annotations
 
-import ast
 import os
 import random
 import subprocess
@@ -265,30 +264,3 @@ def test_the_same_perft_without_jit() -> None:
     assert result.returncode == 0, result.stderr
     assert int(result.stdout) == python_perft(chess.Board(fen), depth) == 9467
 
-
-BIT_CASES = [1, 1 << 63, (1 << 64) - 1, 0x8000_0000_0000_0001, 0x0000_0100_0010_0000] + \
-    [random.Random(7).getrandbits(64) | 1 << random.Random(i).randrange(64) for i in range(200)]
-
-
-def _bits_expected(b: int) -> list[int]:
-    return [(b & -b).bit_length() - 1, b.bit_length() - 1, bin(b).count("1")]
-
-
-def test_bit_scans_and_count_compiled() -> None:
-    """lsb, msb and popcount (the processor's cttz, ctlz, ctpop) agree with Python's integers."""
-    from chess_endgame.engine.core.bits import lsb, msb, popcount
-    for b in BIT_CASES:
-        x = np.uint64(b)
-        assert [lsb(x), msb(x), popcount(x)] == _bits_expected(b), hex(b)
-    assert popcount(np.uint64(0)) == 0
-
-
-def test_bit_scans_and_count_without_jit() -> None:
-    """NUMBA_DISABLE_JIT=1: the plain-Python bit functions give the same answers."""
-    code = ("import numpy as np; from chess_endgame.engine.core.bits import lsb, msb, popcount; "
-            "from chess_endgame.engine.core.jit import COMPILED; assert not COMPILED; "
-            f"print([[int(f(np.uint64(b))) for f in (lsb, msb, popcount)] for b in {BIT_CASES!r}])")
-    env = {**os.environ, "NUMBA_DISABLE_JIT": "1"}
-    result = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, timeout=120)
-    assert result.returncode == 0, result.stderr
-    assert ast.literal_eval(result.stdout) == [_bits_expected(b) for b in BIT_CASES]
