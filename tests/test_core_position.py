@@ -263,4 +263,3 @@ def test_the_same_perft_without_jit() -> None:
     result = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, timeout=120)
     assert result.returncode == 0, result.stderr
     assert int(result.stdout) == python_perft(chess.Board(fen), depth) == 9467
-
