@@ -150,9 +150,9 @@ ENGINE = [str(Path(sys.executable).parent / "chess-endgame"), "uci"]
 class Pipe:
     """The engine on raw pipes, its output lines collected with arrival times."""
 
-    def __init__(self, command: list[str] | None = None, env: dict | None = None) -> None:
+    def __init__(self, command: list[str] | None = None, env: dict | None = None, cwd: Path | None = None) -> None:
         self.proc = subprocess.Popen(command or ENGINE, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
-                                     stderr=subprocess.PIPE, text=True, bufsize=1, env=env)
+                                     stderr=subprocess.PIPE, text=True, bufsize=1, env=env, cwd=cwd)
         self.lines: queue.Queue[tuple[float, str]] = queue.Queue()
         self.seen: list[str] = []
         threading.Thread(target=self._read, daemon=True).start()
