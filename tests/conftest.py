@@ -201,12 +201,17 @@ class Pipe:
         if self.proc.poll() is None:
             try:
                 self.send("quit")
-            except (BrokenPipeError, OSError):
+            except (OSError, ValueError):  # ValueError: stdin already closed
                 pass
         try:
             return self.proc.wait(timeout=10)
         finally:
             self.proc.kill()
+
+    def stderr(self) -> str:
+        """What the engine wrote on stderr (read once it has exited)."""
+        assert self.proc.stderr is not None
+        return self.proc.stderr.read()
 
 
 #: A UCI engine (a Python script) that dies on its third ``go``.

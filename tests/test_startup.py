@@ -5,11 +5,9 @@ tests/test_wheel.py, where the whole core compiles anyway."""
 from __future__ import annotations
 
 import os
-import queue
 import shutil
 import subprocess
 import sys
-import threading
 import time
 from pathlib import Path
 
@@ -17,64 +15,20 @@ import chess
 import numba.core.config
 import pytest
 
+from .conftest import Pipe
+
 BIN = Path(sys.executable).parent
-ENGINE = [str(BIN / "chess-endgame-uci")]
-
-
-class Engine:
-    """chess-endgame-uci on pipes, its output lines with their arrival times (seconds since the start)."""
-
-    def __init__(self, env: dict[str, str]) -> None:
-        self.start = time.monotonic()
-        self.proc = subprocess.Popen(ENGINE, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                                     text=True, bufsize=1, env={**os.environ, **env})
-        self.lines: queue.Queue[tuple[float, str]] = queue.Queue()
-        threading.Thread(target=self._read, daemon=True).start()
-
-    def _read(self) -> None:
-        assert self.proc.stdout is not None
-        for line in self.proc.stdout:
-            self.lines.put((time.monotonic() - self.start, line.rstrip("\n")))
-
-    def send(self, line: str) -> None:
-        assert self.proc.stdin is not None
-        self.proc.stdin.write(line + "\n")
-        self.proc.stdin.flush()
-
-    def expect(self, prefix: str, timeout: float) -> tuple[float, str]:
-        end = time.monotonic() + timeout
-        while (left := end - time.monotonic()) > 0:
-            try:
-                at, line = self.lines.get(timeout=left)
-            except queue.Empty:
-                break
-            if line.startswith(prefix):
-                return at, line
-        raise AssertionError(f"no {prefix!r} within {timeout} s")
-
-    def close(self) -> tuple[int, str]:
-        if self.proc.poll() is None:
-            try:
-                self.send("quit")
-            except (OSError, ValueError):  # ValueError: stdin already closed
-                pass
-        try:
-            code = self.proc.wait(timeout=20)
-        finally:
-            if self.proc.poll() is None:
-                self.proc.kill()
-        assert self.proc.stderr is not None
-        return code, self.proc.stderr.read()
+UCI = [str(BIN / "chess-endgame-uci")]
 
 
 def test_quit_during_the_warm_up_exits_at_once(tmp_path: Path) -> None:
-    engine = Engine({"NUMBA_CACHE_DIR": str(tmp_path / "numba-cache")})
+    engine = Pipe(UCI, env={**os.environ, "NUMBA_CACHE_DIR": str(tmp_path / "numba-cache")})
     engine.send("uci")
     engine.expect("uciok", 10)
     engine.send("isready")  # pending until the warm-up ends: the reader still reads
     sent = time.monotonic()
-    code, stderr = engine.close()
-    assert code == 0, stderr
+    code = engine.close()
+    assert code == 0, engine.stderr()
     assert time.monotonic() - sent < 5
 
 
@@ -83,7 +37,7 @@ def test_unwritable_numba_cache_dir_falls_back(tmp_path: Path) -> None:
     engine works."""
     blocker = tmp_path / "a-file"
     blocker.write_text("")
-    engine = Engine({"NUMBA_CACHE_DIR": str(blocker / "cache")})
+    engine = Pipe(UCI, env={**os.environ, "NUMBA_CACHE_DIR": str(blocker / "cache")})
     try:
         engine.send("uci")
         engine.expect("uciok", 10)
@@ -94,7 +48,8 @@ def test_unwritable_numba_cache_dir_falls_back(tmp_path: Path) -> None:
         _, bestmove = engine.expect("bestmove", 60)
         assert chess.Move.from_uci(bestmove.split()[1]) in chess.Board().legal_moves
     finally:
-        code, stderr = engine.close()
+        code = engine.close()
+    stderr = engine.stderr()
     assert code == 0 and "Traceback" not in stderr and "warm-up failed" not in stderr, stderr
 
 

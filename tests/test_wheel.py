@@ -73,8 +73,7 @@ def test_the_wheel_works_alone(tmp_path: Path) -> None:
         assert uci.proc.wait(timeout=20) == 0
     finally:
         uci.close()
-    assert uci.proc.stderr is not None
-    stderr = uci.proc.stderr.read()
+    stderr = uci.stderr()
     assert "warm-up failed" not in stderr and "Traceback" not in stderr, stderr
     assert uciok - started < 2.0, f"uciok after {uciok - started:.2f} s"
     assert readyok > uciok + 1.0, f"uciok after {uciok - started:.2f} s, readyok after {readyok - started:.2f} s"
