@@ -31,6 +31,12 @@ from chess_endgame.tablebase.paths import embedded_directory, scan
 from chess_endgame.tablebase.prober import Prober
 from chess_endgame_cli.main import cli
 
+
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    """The tests marked ``long`` (minutes each: a cold compile of the core, a benchmark) go first. pytest-xdist
+    hands tests out in this order; one of them started near the end left the other process idle for minutes."""
+    items.sort(key=lambda item: item.get_closest_marker("long") is None)  # stable: the rest keep their order
+
 ROOT = Path(__file__).resolve().parent.parent
 SHARED = ROOT.parent / "shared"
 #: Data the tests read, kept in the repository (copies of ../shared/fixtures that a fresh clone lacks).

@@ -162,10 +162,18 @@ def test_every_page_has_its_examples_found() -> None:
         assert example.commands, f"{example.name}: an example block with no command"
 
 
+#: The examples that take minutes (two cold compiles of the core; python-chess's probes timed three times).
+LONG_COMMANDS = ("chess-endgame bench startup", "chess-endgame bench probe")
+
+
 def _params() -> list:
     # Each example starts the program afresh (a second or more each): all are slow, run by CI, not by the quick
-    # run (pytest -m "not slow").
-    return [pytest.param(e, id=e.name, marks=[pytest.mark.slow]) for e in EXAMPLES]
+    # run (pytest -m "not slow"); the longest are also ``long``, run first.
+    def marks(e: Example) -> list:
+        long = any(c.startswith(LONG_COMMANDS) for c in e.commands)
+        return [pytest.mark.slow, pytest.mark.long] if long else [pytest.mark.slow]
+
+    return [pytest.param(e, id=e.name, marks=marks(e)) for e in EXAMPLES]
 
 
 def run_uci(commands: list[str], cwd: Path, env: dict[str, str]) -> tuple[int, list[str]]:

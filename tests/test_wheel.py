@@ -27,6 +27,7 @@ def _run(*args: str | Path, **kwargs) -> subprocess.CompletedProcess:
     return result
 
 
+@pytest.mark.long
 def test_the_wheel_works_alone(tmp_path: Path) -> None:
     dist = tmp_path / "dist"
     # python -m build: the sdist first, then the wheel built from the sdist (so the sdist must hold it all).
