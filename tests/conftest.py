@@ -37,6 +37,7 @@ def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
     hands tests out in this order; one of them started near the end left the other process idle for minutes."""
     items.sort(key=lambda item: item.get_closest_marker("long") is None)  # stable: the rest keep their order
 
+
 ROOT = Path(__file__).resolve().parent.parent
 SHARED = ROOT.parent / "shared"
 #: Data the tests read, kept in the repository (copies of ../shared/fixtures that a fresh clone lacks).
