@@ -418,17 +418,22 @@ def perft(repeat: int) -> None:
 
 @bench.command("startup")
 @click.option("--runs", default=1, show_default=True, type=click.IntRange(1, 20),
-              help="Runs of the three start-ups (each run on a new empty cache).")
+              help="Runs of the start-ups (each run on a new empty cache).")
+@click.option("--without-isready", is_flag=True,
+              help="Also start on another empty cache with go sent straight after uciok, as a GUI that never "
+                   "sends isready (a second compile: twice the time).")
 @user_errors
-def startup(runs: int) -> None:
+def startup(runs: int, without_isready: bool) -> None:
     """Seconds from starting chess-endgame-uci to uciok and to readyok, and of the first go, on an empty
-    numba cache (cold: the start-up compiles) and on the cache it left (warm); and cold with go sent
-    straight after uciok. NUMBA_CACHE_DIR points into a temporary directory: your cache is not touched."""
+    numba cache (cold: the start-up compiles) and on the cache it left (warm); with --without-isready,
+    also cold with go sent straight after uciok. NUMBA_CACHE_DIR points into a temporary directory: your
+    cache is not touched."""
     rows: list[StartupRun] = []
     stopped = False
-    with _bar(3 * runs, "startup", "run") as bar:
+    total = (3 if without_isready else 2) * runs
+    with _bar(total, "startup", "run") as bar:
         try:
-            bench_startup(runs, on_run=lambda row: (rows.append(row), bar.update(1)))
+            bench_startup(runs, without_isready, on_run=lambda row: (rows.append(row), bar.update(1)))
         except KeyboardInterrupt:
             stopped = True
         except RuntimeError as exc:
@@ -440,4 +445,4 @@ def startup(runs: int) -> None:
         click.echo(f"{r.label:<28}{r.uciok:>9.2f}{ready:>11}{r.first_go:>12.2f}")
     click.echo("uciok and readyok: seconds from starting the process; first go: from go to bestmove")
     if stopped:
-        interrupted(f"{len(rows)} of {3 * runs} start-ups measured")
+        interrupted(f"{len(rows)} of {total} start-ups measured")

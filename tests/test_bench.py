@@ -4,6 +4,8 @@ benchmarks print."""
 from __future__ import annotations
 
 import math
+import sys
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -70,3 +72,20 @@ def test_bench_search_prints_only_what_it_measured() -> None:
     assert int(total[46:56]) == sum(int(row[46:56]) for row in rows)
     assert not any(word in out for word in ("sunfish", "peer", "python-chess engine", "reference"))
 
+
+
+def test_bench_startup_times_each_start(monkeypatch: pytest.MonkeyPatch) -> None:
+    """On an engine that takes 0.5 s to get ready (tests/fake_engine.py, standing in for a cold compile): two
+    starts by default, a third that sends go before isready with --without-isready."""
+    from chess_endgame.bench import startup
+
+    fake = [sys.executable, str(Path(__file__).parent / "fake_engine.py"), "warming:0.5"]
+    monkeypatch.setattr(startup, "engine_command", lambda: fake)
+    rows = startup.bench_startup(1)
+    assert [r.label for r in rows] == ["cold (empty cache)", "warm (that cache)"]
+    assert all(r.readyok is not None and r.readyok >= 0.5 > r.uciok for r in rows)
+    code, out, _ = run("bench", "startup", "--without-isready")
+    assert code == 0, out
+    third = out.splitlines()[4].split()
+    assert out.splitlines()[2].startswith("cold (empty cache)") and third[:4] == ["cold,", "go", "without", "isready"]
+    assert third[5] == "-" and float(third[6]) >= 0.4, out  # no readyok; the go waited for the engine

@@ -162,7 +162,7 @@ def test_every_page_has_its_examples_found() -> None:
         assert example.commands, f"{example.name}: an example block with no command"
 
 
-#: The examples that take minutes (two cold compiles of the core; python-chess's probes timed three times).
+#: The examples that take minutes (a cold compile of the core; python-chess's probes timed three times).
 LONG_COMMANDS = ("chess-endgame bench startup", "chess-endgame bench probe")
 
 

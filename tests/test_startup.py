@@ -1,6 +1,7 @@
 """Start-up of the UCI engine while its core compiles, and the cases where numba's cache cannot be written. The
-first start on an empty cache (uciok at once, readyok once compiled) is checked on a real install, in
-tests/test_wheel.py, where the whole core compiles anyway."""
+first start on an empty cache (uciok at once, the first go answered once compiled) is checked on a real
+install, in tests/test_wheel.py, where the whole core compiles anyway; with isready, by the example of
+`chess-endgame bench startup` in docs/architecture.md."""
 
 from __future__ import annotations
 

@@ -1,6 +1,7 @@
 """The package as a user installs it: an sdist and a wheel built from the checkout, installed into a venv of
 its own outside the checkout, used from another directory with no $SYZYGY_PATH and no tables anywhere but
-the embedded set, on an empty numba cache (the UCI engine's cold start is checked here, on a real install)."""
+the embedded set, on an empty numba cache (the UCI engine's cold start, a go sent before isready, is checked
+here, on a real install; `chess-endgame bench startup`'s example checks the cold start with isready)."""
 
 from __future__ import annotations
 
@@ -14,6 +15,7 @@ import urllib.request
 import zipfile
 from pathlib import Path
 
+import chess
 import pytest
 
 from .conftest import ROOT, Pipe
@@ -59,25 +61,31 @@ def test_the_wheel_works_alone(tmp_path: Path) -> None:
     info = _run(binary / "chess-endgame", "tablebases", "info", cwd=elsewhere, env=env, timeout=120).stdout
     assert "chess_endgame_tablebases (embedded): 35 tables" in info, info
 
-    # The engine's first start on the empty cache (the probe above compiled only the prober): uciok at once,
-    # readyok once the search core is compiled, also when the input ends right after isready (a script
-    # piping its commands: every isready read is answered before the engine exits).
+    # The engine's first start on the empty cache (the probe above compiled only the prober), as a GUI that
+    # never sends isready: uciok at once, and the first go answered once the search core is compiled (the
+    # engine keeps reading meanwhile); then isready, and the input ends (every isready read is answered
+    # before the engine exits).
+    fen = "8/5pk1/6p1/8/3R4/6P1/5PK1/4r3 w - - 0 1"
     started = time.monotonic()
     uci = Pipe([str(binary / "chess-endgame-uci")], env=env, cwd=elsewhere)
     try:
         uci.send("uci")
         uciok, _ = uci.expect("uciok", 10)
+        uci.send(f"position fen {fen}")
+        uci.send("go depth 3")
+        answered, bestmove = uci.expect("bestmove", 900)
         uci.send("isready")
         assert uci.proc.stdin is not None
         uci.proc.stdin.close()
-        readyok, _ = uci.expect("readyok", 900)
+        uci.expect("readyok", 60)
         assert uci.proc.wait(timeout=20) == 0
     finally:
         uci.close()
     stderr = uci.stderr()
     assert "warm-up failed" not in stderr and "Traceback" not in stderr, stderr
+    assert chess.Move.from_uci(bestmove.split()[1]) in chess.Board(fen).legal_moves, bestmove
     assert uciok - started < 2.0, f"uciok after {uciok - started:.2f} s"
-    assert readyok > uciok + 1.0, f"uciok after {uciok - started:.2f} s, readyok after {readyok - started:.2f} s"
+    assert answered > uciok + 1.0, f"uciok after {uciok - started:.2f} s, bestmove after {answered - started:.2f} s"
     assert [p for p in (tmp_path / "numba").rglob("*") if p.suffix in (".nbi", ".nbc")]  # the core was cached
 
     server = subprocess.Popen([str(binary / "chess-endgame"), "serve", "--port", "0"], cwd=elsewhere, env=env,

@@ -1,5 +1,6 @@
 """``bench startup``: how long the UCI engine takes to answer ``uciok`` and ``readyok``, and its first ``go``,
-on an empty numba cache (cold) and on the cache that run left (warm).
+on an empty numba cache (cold) and on the cache that run left (warm); optionally also on another empty cache
+with ``go`` sent before ``isready``.
 
 Each run starts ``chess-endgame-uci`` (this interpreter's) with ``NUMBA_CACHE_DIR`` set to a directory
 of a fresh temporary directory, so the user's own cache is neither used nor touched.
@@ -104,15 +105,19 @@ def measure(label: str, cache_dir: str, isready: bool) -> StartupRun:
     return StartupRun(label, uciok, readyok, first_go)
 
 
-def bench_startup(runs: int = 1, on_run: Callable[[StartupRun], None] | None = None) -> list[StartupRun]:
-    """Per round: cold (empty cache) with ``isready``, warm (the cache it left) with ``isready``, and cold
-    with ``go`` straight after ``uciok`` (a GUI that never sends ``isready``)."""
+def bench_startup(runs: int = 1, without_isready: bool = False,
+                  on_run: Callable[[StartupRun], None] | None = None) -> list[StartupRun]:
+    """Per round: cold (empty cache) with ``isready``, and warm (the cache it left) with ``isready``; with
+    ``without_isready``, also cold (another empty cache) with ``go`` straight after ``uciok`` (a GUI that never
+    sends ``isready``: a second compile)."""
     results = []
     with tempfile.TemporaryDirectory(prefix="chess-endgame-startup-") as tmp:
         for i in range(runs):
             cold, cold_go = os.path.join(tmp, f"cold-{i}"), os.path.join(tmp, f"cold-go-{i}")
-            for label, cache, isready in (("cold (empty cache)", cold, True), ("warm (that cache)", cold, True),
-                                          ("cold, go without isready", cold_go, False)):
+            starts = [("cold (empty cache)", cold, True), ("warm (that cache)", cold, True)]
+            if without_isready:
+                starts.append(("cold, go without isready", cold_go, False))
+            for label, cache, isready in starts:
                 results.append(measure(label, cache, isready))
                 if on_run:
                     on_run(results[-1])
