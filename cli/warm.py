@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import time
 
 import click
@@ -15,20 +16,25 @@ from .common import syzygy_path_option, user_errors
 
 @click.command()
 @syzygy_path_option
+@click.option("--jobs", type=click.IntRange(1), default=min(2, os.cpu_count() or 1), show_default="2 where "
+              "the machine has two cores or more",
+              help="Processes that compile at once: with 2, a second one compiles the compiled prober and the "
+                   "evaluation's features while this one compiles the search (its steps are printed last; more "
+                   "than 2 do as 2).")
 @user_errors
-def warm(syzygy_path: str | None) -> None:
+def warm(syzygy_path: str | None, jobs: int) -> None:
     """Compile the search core and write numba's cache (run once after installing; the README's set-up
-    does). The first run compiles (tens of seconds); later runs load the cache in about a second.
+    does). The first run compiles (a minute or two); later runs load the cache in about a second.
 
     Runs every compiled entry point through public APIs: a perft of the move generator, the
     evaluation's features, depth-3 searches of an endgame and a middlegame, and one that probes the
-    tables (when tables are found). Prints each step's seconds.
+    tables (when tables are found). Prints each step's seconds, and the total wall time.
     """
     start = time.perf_counter()
     def report(what: str, outcome: float | str) -> None:
         click.echo(f"{what:<40}" + (f"{outcome:>8.2f} s" if isinstance(outcome, float) else f"skipped ({outcome})"))
 
-    run(syzygy_path, on_step=report)
+    run(syzygy_path, on_step=report, jobs=jobs)
     total = time.perf_counter() - start
     click.echo(f"{'total':<40}{total:>8.2f} s")
     if not jit.COMPILED:

@@ -104,6 +104,56 @@ def test_warm_says_a_step_without_tables_was_skipped(tmp_path: Path, monkeypatch
     assert isinstance(dict(warm(str(tmp_path)))["search with tablebase probes, depth 3"], float)
 
 
+def test_warm_in_two_processes_reports_every_step_in_order(syzygy_path: str,
+                                                           monkeypatch: pytest.MonkeyPatch) -> None:
+    """``jobs=2``: the side steps come from the second process, and every step is reported once, in the
+    order of :func:`steps`; should the second process fail, its steps run in this one."""
+    from chess_endgame.engine import warm as warming
+
+    order = [what for what, _ in warming.steps(syzygy_path)]
+    seen: list[str] = []
+    done = warming.warm(syzygy_path, on_step=lambda what, outcome: seen.append(what), jobs=2)
+    assert [what for what, _ in done] == order and sorted(seen) == sorted(order)
+    assert seen[-len(warming.SIDE_STEPS):] == [w for w in order if w in warming.SIDE_STEPS]  # reported last
+    assert all(isinstance(outcome, float) for _, outcome in done)
+    started: list[list[str]] = []
+
+    def failing(path: str | None, names: list[str]) -> subprocess.Popen:
+        started.append(names)
+        return subprocess.Popen([sys.executable, "-c", "raise SystemExit(3)"], stdout=subprocess.PIPE, text=True)
+
+    monkeypatch.setattr(warming, "_start_side", failing)
+    done = warming.warm(syzygy_path, jobs=2)
+    assert started == [[w for w in order if w in warming.SIDE_STEPS]]
+    assert [what for what, _ in done] == order and all(isinstance(outcome, float) for _, outcome in done)
+
+
+#: A process that saves 100 entries into one numba cache index, from the instant argv[3] on.
+_SAVER = """
+import sys, time
+from numba.core import caching
+import chess_endgame.engine.core.jit  # numba's cache saves take turns from here on
+who, path, start = sys.argv[1], sys.argv[2], float(sys.argv[3])
+cache = caching.IndexDataCacheFile(cache_path=path, filename_base="f", source_stamp=b"s")
+time.sleep(max(0.0, start - time.time()))
+for k in range(100):
+    cache.save((who, k), f"{who}-{k}")
+"""
+
+
+def test_cache_saves_of_two_processes_at_once_take_turns(tmp_path: Path) -> None:
+    """Two processes that save entries of one function into numba's cache at the same instant (as the two of
+    ``warm --jobs 2`` or two engines started together on an empty cache do): every entry of each is there
+    and names its own data. With numba's own save, unlocked, about half were lost or named the other's data."""
+    from numba.core import caching
+
+    start = time.time() + 2.0  # both have imported numba by then
+    savers = [subprocess.Popen([sys.executable, "-c", _SAVER, who, str(tmp_path), str(start)]) for who in "ab"]
+    assert [saver.wait(timeout=60) for saver in savers] == [0, 0]
+    cache = caching.IndexDataCacheFile(cache_path=str(tmp_path), filename_base="f", source_stamp=b"s")
+    assert [cache.load((who, k)) for who in "ab" for k in range(100)] == [f"{w}-{k}" for w in "ab" for k in range(100)]
+
+
 def test_a_change_anywhere_in_the_core_recompiles_all_of_it(tmp_path: Path) -> None:
     """numba stamps a cached function with its own file's hash; the tree compiles the evaluation of
     features.py into itself, so every file of the core is stamped with the digest of all of them."""

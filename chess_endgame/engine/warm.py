@@ -7,10 +7,17 @@ runs it in a background thread at start-up (:func:`start`) so that ``uciok`` com
 
 Only public APIs are called (the search, the evaluation's features, the perft of the move
 generator), so the warm-up keeps covering the compiled code however its internals change.
+
+With ``jobs=2`` a second process takes the steps of :data:`SIDE_STEPS` while this one compiles the search:
+the two share only numba's cache (what one has compiled and saved, the other loads instead of compiling;
+their saves take turns). On the 2-core development machine (2026-12-03) an empty cache took 72-73 s so,
+against 100 s in one process.
 """
 
 from __future__ import annotations
 
+import json
+import subprocess
 import sys
 import threading
 import time
@@ -27,6 +34,11 @@ MIDDLEGAME = "r3k2r/Pppp1ppp/1b3nbN/nP6/BBP1P3/q4N2/Pp1P2PP/R2Q1RK1 w kq - 0 1"
 PROBING = "8/8/3k4/8/4r3/2K1R3/5P2/8 w - - 0 1"
 #: Four pieces, an en passant capture possible: a probe of it runs every part of the compiled prober.
 TABLE_POSITION = "8/8/8/k2Pp3/8/8/8/4K3 w - e6 0 2"
+
+
+#: The steps a second process takes with ``jobs=2``: the compiled prober's entry points and the evaluation's
+#: features, which the first process's search would otherwise compile before it could go on.
+SIDE_STEPS = ("tablebase probes (the compiled prober)", "evaluation features")
 
 
 class Skipped(Exception):
@@ -70,21 +82,81 @@ def steps(syzygy_path: str | None = None) -> list[tuple[str, Callable[[], object
             ("search with tablebase probes, depth 3", probing), ("tablebase probes (the compiled prober)", probes)]
 
 
-def warm(syzygy_path: str | None = None,
-         on_step: Callable[[str, float | str], None] | None = None) -> list[tuple[str, float | str]]:
+def warm(syzygy_path: str | None = None, on_step: Callable[[str, float | str], None] | None = None,
+         jobs: int = 1) -> list[tuple[str, float | str]]:
     """Run every step; ``on_step(what, outcome)`` after each, where the outcome is the step's seconds, or
-    the reason it was skipped (a string). Returns (what, outcome) of each step."""
-    done: list[tuple[str, float | str]] = []
-    for what, func in steps(syzygy_path):
-        start = time.perf_counter()
-        try:
-            func()
-            done.append((what, time.perf_counter() - start))
-        except Skipped as why:
-            done.append((what, str(why)))
+    the reason it was skipped (a string). Returns (what, outcome) of each step, in the order of
+    :func:`steps`. ``jobs`` 2 or more: the steps of :data:`SIDE_STEPS` run at the same time in a second
+    process (where numba writes a cache and its saves take turns between processes, see
+    :mod:`.core.jit`; else in this one), reported once this process's steps are done; should that process
+    fail, its steps run here."""
+    todo = steps(syzygy_path)
+    from chess_endgame.engine.core import jit
+
+    shared = jobs > 1 and jit.SAVES_TAKE_TURNS and cache_directory() is not None
+    side = [what for what, _ in todo if what in SIDE_STEPS] if shared else []
+    helper = _start_side(syzygy_path, side) if side else None
+    done: dict[str, float | str] = {}
+
+    def report(what: str, outcome: float | str) -> None:
+        done[what] = outcome
         if on_step:
-            on_step(*done[-1])
-    return done
+            on_step(what, outcome)
+
+    try:
+        for what, func in todo:
+            if what not in side:
+                report(what, _timed(func))
+    except BaseException:  # a failure or Ctrl-C here: the second process goes too
+        if helper is not None:
+            helper.kill()
+            helper.wait()
+        raise
+    if helper is not None:
+        for what, outcome in _finish_side(helper):
+            if what in side and what not in done:
+                report(what, outcome)
+    for what, func in todo:  # the second process failed: its steps run here
+        if what not in done:
+            report(what, _timed(func))
+    return [(what, done[what]) for what, _ in todo]
+
+
+def _timed(func: Callable[[], object]) -> float | str:
+    """The seconds ``func`` took, or why it was skipped."""
+    start = time.perf_counter()
+    try:
+        func()
+    except Skipped as why:
+        return str(why)
+    return time.perf_counter() - start
+
+
+def _start_side(syzygy_path: str | None, names: list[str]) -> subprocess.Popen:
+    """A second interpreter that runs the steps ``names`` and prints each outcome as a JSON line."""
+    code = ("import json, sys; from chess_endgame.engine.warm import _side_main; "
+            "_side_main(json.loads(sys.argv[1]), sys.argv[2:])")
+    return subprocess.Popen([sys.executable, "-c", code, json.dumps(syzygy_path), *names],
+                            stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, stdin=subprocess.DEVNULL, text=True)
+
+
+def _side_main(syzygy_path: str | None, names: list[str]) -> None:
+    funcs = dict(steps(syzygy_path))
+    for what in names:
+        print(json.dumps([what, _timed(funcs[what])]), flush=True)
+
+
+def _finish_side(helper: subprocess.Popen) -> list[tuple[str, float | str]]:
+    """The outcomes the second process printed (its failed step and those after it are missing)."""
+    out, _ = helper.communicate()
+    outcomes = []
+    for line in out.splitlines():
+        try:
+            what, outcome = json.loads(line)
+        except ValueError:
+            continue
+        outcomes.append((what, outcome))
+    return outcomes
 
 
 def cache_directory() -> str | None:

@@ -101,9 +101,44 @@ def _stale_index_is_empty() -> None:
     cache_file._load_index = load_index
 
 
+def _saves_take_turns() -> bool:
+    """Make numba's cache saves take turns between processes (an exclusive lock on a file beside the index);
+    True once they do. numba names a new entry's data file by the first number the index it has just read does
+    not use: two processes compiling different signatures of one function at once (two engines started together
+    on an empty cache, or ``chess-endgame warm --jobs 2``) could both take the same number, and the index one of
+    them wrote would then name the code the other wrote there. Under the lock each save reads the index the
+    last one wrote. Without ``fcntl`` (Windows) saves stay numba's own."""
+    try:
+        import fcntl
+    except ImportError:  # pragma: no cover - Windows
+        return False
+    from numba.core import caching
+
+    cache_file = getattr(caching, "IndexDataCacheFile", None)
+    save = getattr(cache_file, "save", None)
+    if save is None:  # another numba's layout: its own behaviour stands
+        return False
+
+    def save_in_turn(self, key, data):
+        try:
+            handle = open(os.path.join(self._cache_path, "save.lock"), "a")
+        except OSError:  # the directory cannot take the lock file: numba's own save (it will fail or not alone)
+            return save(self, key, data)
+        with handle:
+            fcntl.flock(handle, fcntl.LOCK_EX)  # released when the file closes
+            return save(self, key, data)
+
+    cache_file.save = save_in_turn
+    return True
+
+
+#: True where numba's cache saves take turns between processes (:func:`_saves_take_turns`).
+SAVES_TAKE_TURNS = False
+
 if numba is not None:
     _stamp_the_core_as_one()
     _stale_index_is_empty()
+    SAVES_TAKE_TURNS = _saves_take_turns()
 
 if COMPILED:
     from numba.experimental import structref
