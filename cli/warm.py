@@ -2,13 +2,12 @@
 
 from __future__ import annotations
 
-import os
 import time
 
 import click
 
 from chess_endgame.engine.core import jit
-from chess_endgame.engine.warm import cache_directory
+from chess_endgame.engine.warm import cache_directory, default_jobs
 from chess_endgame.engine.warm import warm as run
 
 from .common import syzygy_path_option, user_errors
@@ -16,11 +15,11 @@ from .common import syzygy_path_option, user_errors
 
 @click.command()
 @syzygy_path_option
-@click.option("--jobs", type=click.IntRange(1), default=min(2, os.cpu_count() or 1), show_default="2 where "
+@click.option("--jobs", type=click.IntRange(1), default=default_jobs(), show_default="2 where "
               "the machine has two cores or more",
-              help="Processes that compile at once: with 2, a second one compiles the compiled prober and the "
-                   "evaluation's features while this one compiles the search (its steps are printed last; more "
-                   "than 2 do as 2).")
+              help="Processes that compile at once where the cache lacks the search: with 2, a second one "
+                   "compiles the compiled prober and the evaluation's features while this one compiles the "
+                   "search (its steps are printed last; more than 2 do as 2).")
 @user_errors
 def warm(syzygy_path: str | None, jobs: int) -> None:
     """Compile the search core and write numba's cache (run once after installing; the README's set-up

@@ -22,15 +22,41 @@ BIN = Path(sys.executable).parent
 UCI = [str(BIN / "chess-endgame-uci")]
 
 
+def _processes_with(variable: str) -> list[int]:
+    """The processes whose environment holds ``variable`` (NAME=value), from /proc."""
+    found = []
+    for environ in Path("/proc").glob("[0-9]*/environ"):
+        try:
+            if variable.encode() in environ.read_bytes().split(b"\0"):
+                found.append(int(environ.parent.name))
+        except OSError:  # gone, or not ours to read
+            pass
+    return found
+
+
 def test_quit_during_the_warm_up_exits_at_once(tmp_path: Path) -> None:
+    """On an empty cache the warm-up compiles in two processes (on two cores); quit ends both at once."""
+    variable = f"NUMBA_CACHE_DIR={tmp_path / 'numba-cache'}"
     engine = Pipe(UCI, env={**os.environ, "NUMBA_CACHE_DIR": str(tmp_path / "numba-cache")})
     engine.send("uci")
     engine.expect("uciok", 10)
     engine.send("isready")  # pending until the warm-up ends: the reader still reads
+    proc = Path("/proc/self/environ").exists()
+    if proc:  # the engine, and its second process where there are two cores
+        expected = 2 if (os.cpu_count() or 1) >= 2 else 1
+        deadline = time.monotonic() + 20
+        while len(_processes_with(variable)) < expected and time.monotonic() < deadline:
+            time.sleep(0.1)
+        assert len(_processes_with(variable)) == expected
     sent = time.monotonic()
     code = engine.close()
     assert code == 0, engine.stderr()
     assert time.monotonic() - sent < 5
+    if proc:
+        deadline = time.monotonic() + 5
+        while _processes_with(variable) and time.monotonic() < deadline:
+            time.sleep(0.1)
+        assert _processes_with(variable) == []
 
 
 def test_unwritable_numba_cache_dir_falls_back(tmp_path: Path) -> None:
@@ -106,10 +132,14 @@ def test_warm_says_a_step_without_tables_was_skipped(tmp_path: Path, monkeypatch
 
 def test_warm_in_two_processes_reports_every_step_in_order(syzygy_path: str,
                                                            monkeypatch: pytest.MonkeyPatch) -> None:
-    """``jobs=2``: the side steps come from the second process, and every step is reported once, in the
-    order of :func:`steps`; should the second process fail, its steps run in this one."""
+    """``jobs=2`` on a cache without the search (simulated; the helper then loads what this one has): the side
+    steps come from the second process, and every step is reported once, in the order of :func:`steps`; should
+    the second process fail, its steps run in this one. With the search cached, no second process starts."""
     from chess_endgame.engine import warm as warming
 
+    warming.warm(syzygy_path)
+    assert warming._cached_already()
+    monkeypatch.setattr(warming, "_cached_already", lambda: False)
     order = [what for what, _ in warming.steps(syzygy_path)]
     seen: list[str] = []
     done = warming.warm(syzygy_path, on_step=lambda what, outcome: seen.append(what), jobs=2)
@@ -126,6 +156,9 @@ def test_warm_in_two_processes_reports_every_step_in_order(syzygy_path: str,
     done = warming.warm(syzygy_path, jobs=2)
     assert started == [[w for w in order if w in warming.SIDE_STEPS]]
     assert [what for what, _ in done] == order and all(isinstance(outcome, float) for _, outcome in done)
+    monkeypatch.setattr(warming, "_cached_already", lambda: True)
+    warming.warm(syzygy_path, jobs=2)
+    assert len(started) == 1
 
 
 #: A process that saves 100 entries into one numba cache index, from the instant argv[3] on.

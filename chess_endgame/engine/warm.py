@@ -10,13 +10,15 @@ generator), so the warm-up keeps covering the compiled code however its internal
 
 With ``jobs=2`` a second process takes the steps of :data:`SIDE_STEPS` while this one compiles the search:
 the two share only numba's cache (what one has compiled and saved, the other loads instead of compiling;
-their saves take turns). On the 2-core development machine (2026-12-03) an empty cache took 72-73 s so,
-against 100 s in one process.
+their saves take turns). On the 2-core development machine (2026-12-03) an empty cache took 54.0 s so,
+against 95.9 s in one process. The UCI engine's warm-up does the same on an empty cache.
 """
 
 from __future__ import annotations
 
+import atexit
 import json
+import os
 import subprocess
 import sys
 import threading
@@ -39,6 +41,16 @@ TABLE_POSITION = "8/8/8/k2Pp3/8/8/8/4K3 w - e6 0 2"
 #: The steps a second process takes with ``jobs=2``: the compiled prober's entry points and the evaluation's
 #: features, which the first process's search would otherwise compile before it could go on.
 SIDE_STEPS = ("tablebase probes (the compiled prober)", "evaluation features")
+
+
+#: Second processes still compiling; killed when this process exits (a GUI's quit during the warm-up).
+_helpers: set[subprocess.Popen] = set()
+_exiting = False
+
+
+def default_jobs() -> int:
+    """The processes :func:`warm` compiles in by default: 2 where the machine has two cores or more."""
+    return min(2, os.cpu_count() or 1)
 
 
 class Skipped(Exception):
@@ -90,10 +102,10 @@ def warm(syzygy_path: str | None = None, on_step: Callable[[str, float | str], N
     process (where numba writes a cache and its saves take turns between processes, see
     :mod:`.core.jit`; else in this one), reported once this process's steps are done; should that process
     fail, its steps run here."""
-    todo = steps(syzygy_path)
     from chess_endgame.engine.core import jit
 
-    shared = jobs > 1 and jit.SAVES_TAKE_TURNS and cache_directory() is not None
+    todo = steps(syzygy_path)
+    shared = jobs > 1 and jit.SAVES_TAKE_TURNS and cache_directory() is not None and not _cached_already()
     side = [what for what, _ in todo if what in SIDE_STEPS] if shared else []
     helper = _start_side(syzygy_path, side) if side else None
     done: dict[str, float | str] = {}
@@ -116,10 +128,19 @@ def warm(syzygy_path: str | None = None, on_step: Callable[[str, float | str], N
         for what, outcome in _finish_side(helper):
             if what in side and what not in done:
                 report(what, outcome)
-    for what, func in todo:  # the second process failed: its steps run here
-        if what not in done:
+    for what, func in todo:  # the second process failed: its steps run here (unless this process is leaving)
+        if what not in done and not _exiting:
             report(what, _timed(func))
-    return [(what, done[what]) for what, _ in todo]
+    return [(what, done.get(what, "stopped")) for what, _ in todo]
+
+
+def _cached_already() -> bool:
+    """Whether numba's cache holds today's search (its entry point's index is there and fresh): the warm-up
+    then only loads, and a second process would cost more than it saves."""
+    from chess_endgame.engine.core import tree
+
+    load_index = getattr(getattr(getattr(tree.root, "_cache", None), "_cache_file", None), "_load_index", None)
+    return bool(load_index and load_index())
 
 
 def _timed(func: Callable[[], object]) -> float | str:
@@ -136,8 +157,10 @@ def _start_side(syzygy_path: str | None, names: list[str]) -> subprocess.Popen:
     """A second interpreter that runs the steps ``names`` and prints each outcome as a JSON line."""
     code = ("import json, sys; from chess_endgame.engine.warm import _side_main; "
             "_side_main(json.loads(sys.argv[1]), sys.argv[2:])")
-    return subprocess.Popen([sys.executable, "-c", code, json.dumps(syzygy_path), *names],
-                            stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, stdin=subprocess.DEVNULL, text=True)
+    helper = subprocess.Popen([sys.executable, "-c", code, json.dumps(syzygy_path), *names],
+                              stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, stdin=subprocess.DEVNULL, text=True)
+    _helpers.add(helper)
+    return helper
 
 
 def _side_main(syzygy_path: str | None, names: list[str]) -> None:
@@ -149,14 +172,23 @@ def _side_main(syzygy_path: str | None, names: list[str]) -> None:
 def _finish_side(helper: subprocess.Popen) -> list[tuple[str, float | str]]:
     """The outcomes the second process printed (its failed step and those after it are missing)."""
     out, _ = helper.communicate()
+    _helpers.discard(helper)
     outcomes = []
     for line in out.splitlines():
         try:
             what, outcome = json.loads(line)
-        except ValueError:
+        except (ValueError, TypeError):  # not a line of _side_main's
             continue
         outcomes.append((what, outcome))
     return outcomes
+
+
+@atexit.register
+def _kill_helpers() -> None:
+    global _exiting
+    _exiting = True
+    for helper in list(_helpers):
+        helper.kill()
 
 
 def cache_directory() -> str | None:
@@ -168,13 +200,14 @@ def cache_directory() -> str | None:
 
 
 def start() -> threading.Event:
-    """Run :func:`warm` in a daemon thread; the event is set when it is over (also if it failed: the
-    failure goes to stderr in one line, and the engine compiles what it needs when it needs it)."""
+    """Run :func:`warm` in a daemon thread, in :func:`default_jobs` processes; the event is set when it is over
+    (also if it failed: the failure goes to stderr in one line, and the engine compiles what it needs when it
+    needs it). A second process still compiling when this one exits is killed."""
     done = threading.Event()
 
     def run() -> None:
         try:
-            warm()
+            warm(jobs=default_jobs())
         except Exception as exc:  # noqa: BLE001 - the engine must start whatever the warm-up hits
             sys.stderr.write(f"chess-endgame: warm-up failed: {type(exc).__name__}: {exc}\n")
         finally:
