@@ -73,7 +73,6 @@ def test_bench_search_prints_only_what_it_measured() -> None:
     assert not any(word in out for word in ("sunfish", "peer", "python-chess engine", "reference"))
 
 
-
 def test_bench_startup_times_each_start(monkeypatch: pytest.MonkeyPatch) -> None:
     """On an engine that takes 0.5 s to get ready (tests/fake_engine.py, standing in for a cold compile): two
     starts by default, a third that sends go before isready with --without-isready."""
