@@ -150,8 +150,9 @@ def run(*args: str) -> tuple[int, str, str]:
     return result.exit_code, result.stdout, result.stderr
 
 
-#: The UCI engine of the venv that runs the tests.
-ENGINE = [str(Path(sys.executable).parent / "chess-endgame"), "uci"]
+#: The console script of the venv that runs the tests, and its UCI engine.
+EXECUTABLE = str(Path(sys.executable).parent / "chess-endgame")
+ENGINE = [EXECUTABLE, "uci"]
 
 
 class Pipe:

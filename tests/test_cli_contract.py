@@ -12,7 +12,6 @@ import io
 import json
 import re
 import subprocess
-import sys
 import time
 from pathlib import Path
 
@@ -24,10 +23,9 @@ from chess_endgame.play.engines import HANDSHAKE_TIMEOUT
 from chess_endgame_cli.common import EngineCommand, OutputFile
 from chess_endgame_cli.main import cli
 
-from .conftest import run
+from .conftest import EXECUTABLE, run
 
 DATA = Path(__file__).parent / "data"
-EXECUTABLE = str(Path(sys.executable).parent / "chess-endgame")
 FEN = "8/2k5/8/8/3K4/8/3R4/8 w - - 0 1"
 #: Arguments that get each command past its own checks quickly; a sweep adds the option under test.
 #: A sweep fails when a command it needs is missing here.

@@ -38,10 +38,9 @@ from chess_endgame.tablebase.prober import Prober
 from chess_endgame.tuning import labels
 from chess_endgame_cli.main import cli
 
-from .conftest import CRASHING_ENGINE, ray_lock
+from .conftest import CRASHING_ENGINE, EXECUTABLE, ray_lock
 
 DATA = Path(__file__).parent / "data"
-EXECUTABLE = str(Path(sys.executable).parent / "chess-endgame")
 #: 50 positions: middlegame tactics and mates (searched) and tablebase positions (ranked by the tables).
 SUITE = [str(DATA / "tactics.epd"), str(DATA / "mates.epd"), str(DATA / "tablebase.epd")]
 #: Per-position fields that must not depend on where the position ran (time does).

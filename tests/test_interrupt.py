@@ -14,9 +14,7 @@ import shutil
 import signal
 import subprocess
 import sys
-import threading
 import time
-from collections.abc import Callable
 from pathlib import Path
 
 import chess.pgn
@@ -28,56 +26,12 @@ from chess_endgame.tablebase import files as tables
 from chess_endgame_cli.common import EXIT_INTERRUPTED, CommandGroup
 
 from .httpserver import serve
+from .interrupting import EXECUTABLE, Ready, after, after_output, interrupt, progress_shows
 
-EXECUTABLE = str(Path(sys.executable).parent / "chess-endgame")
 DATA = Path(__file__).parent / "data"
 STOCKFISH = "/usr/games/stockfish"
 #: An 8-piece rook ending: every move needs a search, so games last.
 ROOK_ENDING = "8/5pk1/6p1/8/3R4/6P1/5PK1/4r3 w - - 0 1"
-
-#: (stdout so far, stderr so far, seconds since the start) -> whether to press Ctrl-C now.
-Ready = Callable[[str, str, float], bool]
-
-
-def interrupt(args: list[str], ready: Ready, *, timeout: float = 120) -> tuple[int, str, str]:
-    """Run ``chess-endgame ARGS``, send SIGINT once ``ready``, and return (exit code, stdout, stderr)."""
-    proc = subprocess.Popen([EXECUTABLE, *args], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-    out: list[str] = []
-    err: list[str] = []
-    readers = [threading.Thread(target=lambda s=stream, into=into: into.extend(iter(s.readline, "")), daemon=True)
-               for stream, into in ((proc.stdout, out), (proc.stderr, err))]
-    for reader in readers:
-        reader.start()
-    start = time.monotonic()
-    try:
-        while not ready("".join(out), "".join(err), time.monotonic() - start):
-            assert proc.poll() is None, f"finished before Ctrl-C: {''.join(out)}{''.join(err)}"
-            assert time.monotonic() - start < timeout, "never got to work"
-            time.sleep(0.05)
-        proc.send_signal(signal.SIGINT)
-        code = proc.wait(timeout=60)
-    finally:
-        if proc.poll() is None:
-            proc.kill()
-    for reader in readers:
-        reader.join(timeout=10)
-    return code, "".join(out), "".join(err)
-
-
-def after(seconds: float) -> Ready:
-    return lambda out, err, elapsed: elapsed >= seconds
-
-
-def after_output(text: str, seconds: float) -> Ready:
-    """Ready ``seconds`` after ``text`` appeared on stdout."""
-    seen: list[float] = []
-
-    def ready(out: str, err: str, elapsed: float) -> bool:
-        if text in out and not seen:
-            seen.append(elapsed)
-        return bool(seen) and elapsed >= seen[0] + seconds
-
-    return ready
 
 
 def assert_interrupted(code: int, err: str) -> None:
@@ -115,7 +69,6 @@ def test_ctrl_c_exits_130(syzygy_path: str, name: str, request: pytest.FixtureRe
         request.getfixturevalue("five_pieces")
     args, ready = LONG_COMMANDS[name]
     assert_interrupted(*interrupt(args, ready)[::2])
-
 
 
 #: A Ctrl-C while the program loads: an import hook raises KeyboardInterrupt as the commands' module is imported,
@@ -337,7 +290,7 @@ def test_tune_keeps_the_weights_and_the_match_so_far(syzygy_path: str, tmp_path:
 @pytest.mark.slow
 def test_suite_json_keeps_the_positions_done(syzygy_path: str) -> None:
     code, out, err = interrupt(["suite", str(DATA / "tactics.epd"), str(DATA / "mates.epd"), "--movetime", "300",
-                                "--json"], after(4))
+                                "--json"], progress_shows("suite", 2), terminal=True)
     assert_interrupted(code, err)
     data = json.loads(out)
     assert data["meta"]["interrupted"] and 0 < len(data["positions"]) < data["meta"]["positions"]
@@ -345,7 +298,8 @@ def test_suite_json_keeps_the_positions_done(syzygy_path: str) -> None:
 
 @pytest.mark.slow
 def test_bench_search_keeps_the_rows_measured(syzygy_path: str) -> None:
-    code, out, err = interrupt(["bench", "search", "--movetime", "500", "--repeat", "1"], after(4))
+    code, out, err = interrupt(["bench", "search", "--movetime", "500", "--repeat", "1"], progress_shows("search", 1),
+                               terminal=True)
     assert_interrupted(code, err)
     rows = out.splitlines()[1:]
     assert out.startswith("position") and 1 <= len(rows) < 13 and "signature" not in out

@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import json
 import subprocess
-import sys
 import time
 from pathlib import Path
 
@@ -16,7 +15,8 @@ from click.testing import CliRunner
 from chess_endgame_cli import common
 from chess_endgame_cli.main import cli
 
-EXECUTABLE = str(Path(sys.executable).parent / "chess-endgame")
+from .conftest import EXECUTABLE
+
 DATA = Path(__file__).parent / "data"
 ROOK_ENDING = "8/5pk1/6p1/8/3R4/6P1/5PK1/4r3 w - - 0 1"
 

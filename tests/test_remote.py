@@ -14,7 +14,6 @@ import os
 import random
 import sqlite3
 import subprocess
-import sys
 import threading
 import time
 from pathlib import Path
@@ -33,10 +32,9 @@ from chess_endgame.tablebase.prober import NotCovered, NotCoveredError, Prober, 
 from chess_endgame.tablebase.remote import RemoteProber, RootProber
 from chess_endgame.uci import UciEngine
 
-from .conftest import require_tables
+from .conftest import EXECUTABLE, require_tables
 from .tbserver import misbehaving, serving
 
-EXECUTABLE = str(Path(sys.executable).parent / "chess-endgame")
 KBNK = "8/6k1/4K3/6B1/8/8/5N2/8 w - - 0 1"
 KBNK_WINS = {"Kf5", "Be7", "Bf6+", "Ne4", "Nh3", "Nd3"}
 

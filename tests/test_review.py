@@ -5,10 +5,6 @@ from __future__ import annotations
 
 import io
 import json
-import signal
-import subprocess
-import sys
-import time
 import xml.dom.minidom
 from pathlib import Path
 
@@ -25,10 +21,10 @@ from chess_endgame.tablebase.prober import Prober
 from chess_endgame.tablebase.remote import RemoteProber
 
 from .conftest import require_pieces, require_tables, run
+from .interrupting import interrupt, progress_shows
 from .tbserver import serving
 
 DATA = Path(__file__).parent / "data"
-EXECUTABLE = str(Path(sys.executable).parent / "chess-endgame")
 #: Beyond the tables: small, fixed budgets keep the tests quick and deterministic.
 NODES = ReviewOptions(nodes=4000)
 #: A won KRPvKR position; after ten plies of perfect play White can underpromote to a bishop and draw.
@@ -328,14 +324,11 @@ def test_bad_input(syzygy_path: str, tmp_path: Path) -> None:
 @pytest.mark.slow
 def test_ctrl_c_keeps_the_games_done(syzygy_path: str, tmp_path: Path) -> None:
     game = game_from("3r2k1/5pp1/7p/8/8/8/1R3PPP/3Q2K1 w - - 0 1", ["Qd5", "Rxd5", "Rb8+", "Kh7", "h3", "Rd1+"])
-    games = write_games(tmp_path / "slow.pgn", *[game] * 40)  # far more than 9 s of work, even on an idle machine
+    games = write_games(tmp_path / "slow.pgn", *[game] * 40)
     out_pgn = tmp_path / "partial.pgn"
-    proc = subprocess.Popen([EXECUTABLE, "review", str(games), "--movetime", "250", "--jobs", "2", "--output",
-                             str(out_pgn)], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-    time.sleep(9)
-    proc.send_signal(signal.SIGINT)
-    out, err = proc.communicate(timeout=60)
-    assert proc.returncode == 130, err
+    code, out, err = interrupt(["review", str(games), "--movetime", "250", "--jobs", "2", "--output", str(out_pgn)],
+                               progress_shows("review", 1), terminal=True)
+    assert code == 130, err
     assert "interrupted" in err and "games reviewed" in err
     done = out_pgn.read_text().count("[Event ")
     assert 0 < done < 40 and f"reviewed {done} of 40 games" in out

@@ -10,7 +10,6 @@ import json
 import random
 import signal
 import subprocess
-import sys
 import threading
 import time
 import urllib.error
@@ -29,9 +28,9 @@ from chess_endgame.chooser import Choice, MoveClass, choose
 from chess_endgame.serve.app import ServeConfig
 from chess_endgame.tablebase.prober import Prober
 
+from .conftest import EXECUTABLE
 from .tbserver import serving
 
-EXECUTABLE = str(Path(sys.executable).parent / "chess-endgame")
 STATIC = Path(__file__).resolve().parent.parent / "chess_endgame" / "serve" / "static"
 #: The chooser's classes as Lichess categories, written out here rather than imported from the server.
 EXPECTED_CATEGORY = {MoveClass.WIN: "win", MoveClass.MAYBE_WIN: "syzygy-win", MoveClass.CURSED_WIN: "cursed-win",

@@ -4,10 +4,7 @@ from __future__ import annotations
 
 import json
 import os
-import signal
-import subprocess
 import sys
-import time
 from pathlib import Path
 
 import pytest
@@ -16,6 +13,7 @@ from chess_endgame.suite import load_files
 from chess_endgame.tablebase.paths import scan
 
 from .conftest import CRASHING_ENGINE, run
+from .interrupting import interrupt, progress_shows
 
 DATA = Path(__file__).parent / "data"
 STOCKFISH = "/usr/games/stockfish"
@@ -184,13 +182,9 @@ def test_engine_that_dies_twice_on_a_position(tmp_path: Path) -> None:
 @pytest.mark.slow
 def test_ctrl_c_keeps_partial_results(syzygy_path: str, tmp_path: Path) -> None:
     out_json = tmp_path / "partial.json"
-    proc = subprocess.Popen([str(Path(sys.executable).parent / "chess-endgame"), "suite",
-                             str(DATA / "tactics.epd"), str(DATA / "mates.epd"), "--movetime", "400",
-                             "--output", str(out_json)], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-    time.sleep(4)
-    proc.send_signal(signal.SIGINT)
-    out, err = proc.communicate(timeout=60)
-    assert proc.returncode == 130, err
+    code, out, err = interrupt(["suite", str(DATA / "tactics.epd"), str(DATA / "mates.epd"), "--movetime", "400",
+                                "--output", str(out_json)], progress_shows("suite", 1), terminal=True)
+    assert code == 130, err
     assert "interrupted" in err and "not run:" in out
     done = json.loads(out_json.read_text())
     assert done["meta"]["interrupted"] and 0 < len(done["positions"]) < 43
