@@ -62,6 +62,8 @@ def interrupt(args: list[str], ready: Ready, *, timeout: float = 120,
             proc.kill()
     for reader in readers:
         reader.join(timeout=10)
+    if terminal:
+        stderr.close()
     return code, "".join(out), "".join(err)
 
 
