@@ -25,8 +25,9 @@ from chess_endgame.engine.evaluation import load_weights
 from chess_endgame.tablebase import files as tables
 from chess_endgame_cli.common import EXIT_INTERRUPTED, CommandGroup
 
+from .conftest import EXECUTABLE
 from .httpserver import serve
-from .interrupting import EXECUTABLE, Ready, after, after_output, interrupt, progress_shows
+from .interrupting import Ready, after, after_output, interrupt, progress_shows
 
 DATA = Path(__file__).parent / "data"
 STOCKFISH = "/usr/games/stockfish"
