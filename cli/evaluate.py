@@ -16,8 +16,8 @@ from .common import echo_json, fail, position_arguments, position_from
 @click.option("--terms", "show_terms", is_flag=True,
               help="Also list every non-zero term under its family: value, middlegame and endgame weight.")
 @click.option("--json", "as_json", is_flag=True,
-              help="Print JSON {fen, total, mg, scale, tempo, weights, families: [{family, mg, eg, total, terms: "
-                   "[{name, value, mg, eg}]}]} instead of the table (centipawns).")
+              help="Print JSON {fen, total, mg, scale, tempo, weights, bucket, families: [{family, mg, eg, total, "
+                   "terms: [{name, value, mg, eg}]}]} instead of the table (centipawns).")
 def evaluate(position: tuple[str, ...], moves: bool, weights_path: str | None, show_terms: bool,
              as_json: bool) -> None:
     """The evaluation of FEN from the side to move, in centipawns: each family of terms with its middlegame and
@@ -31,7 +31,7 @@ def evaluate(position: tuple[str, ...], moves: bool, weights_path: str | None, s
     explained = evaluator.explain(board)
     if as_json:
         echo_json({"fen": board.fen(), "total": explained.total, "mg": explained.mg, "scale": explained.scale,
-                   "tempo": explained.tempo, "weights": evaluator.weights.source,
+                   "tempo": explained.tempo, "weights": evaluator.weights.source, "bucket": explained.bucket,
                    "families": [{"family": p.family, "mg": round(p.mg, 2), "eg": round(p.eg, 2),
                                  "total": round(p.total, 2),
                                  "terms": [{"name": n, "value": v, "mg": m, "eg": e} for n, v, m, e in p.terms]}
@@ -40,7 +40,8 @@ def evaluate(position: tuple[str, ...], moves: bool, weights_path: str | None, s
     side = "White" if board.turn else "Black"
     click.echo(f"{board.fen()}  ({side} to move; centipawns from {side}'s view; weights: "
                f"{evaluator.weights.source})")
-    click.echo(f"phase: mg {explained.mg:.2f}, eg {1 - explained.mg:.2f}; endgame scale {explained.scale:.2f}")
+    click.echo(f"phase: mg {explained.mg:.2f}, eg {1 - explained.mg:.2f}; endgame scale {explained.scale:.2f}"
+               + (f"; the weights for {explained.bucket} men" if explained.bucket else ""))
     click.echo(f"{'family':<22}{'mg part':>10}{'eg part':>10}{'total':>10}")
     click.echo(f"{'tempo':<22}{'':>10}{'':>10}{explained.tempo:>10.1f}")
     for part in explained.parts:

@@ -69,6 +69,16 @@ def _write_labels(played: labels.LabelSet, labels_out: str | None, header: str) 
             labels.write_labels(played, f, [header])
 
 
+def _buckets(text: str) -> tuple[int, ...]:
+    """``--buckets``: ``none`` or men counts separated by commas, ascending."""
+    if text.strip().lower() == "none":
+        return ()
+    try:
+        return tuple(int(part) for part in text.split(","))
+    except ValueError:
+        raise ValueError(f"--buckets takes men counts separated by commas (8,12) or 'none', not {text!r}") from None
+
+
 def _play(prober: Prober, start: Weights, games: int, nodes: int, per_game: int, score_nodes: int, seed: int,
           backend: Backend, labels_out: str | None, say: Callable[[str], None], err: bool) -> labels.LabelSet:
     """Play the self-play games (a progress bar), write their labels; Ctrl-C keeps the games played."""
@@ -156,6 +166,13 @@ def _describe_selfplay(played: labels.LabelSet, n_train: int, n_held: int, held_
 @click.option("--learn", "learn", multiple=True, metavar="TERM",
               help="Learn only the weights of the terms matching TERM (a name or a shell pattern, 'passer_*'; "
                    "repeat it for more), keeping every other weight at the start weights (default: learn all).")
+@click.option("--buckets", "buckets_text", default=None, metavar="MEN,...",
+              help="Fit a set of weights for each bucket of men on the board (kings and pawns counted), given by "
+                   "their upper bounds: 8,12 fits three sets, for 2-8, 9-12 and 13-32 men; 'none' fits one set "
+                   "(default: the start weights' buckets).")
+@click.option("--learn-buckets", "learn_buckets", multiple=True, metavar="MEN",
+              help="Fit only the bucket of these men (as the output names them: 13-32; repeat it for more), "
+                   "keeping every other bucket at the start weights (default: fit every bucket).")
 @click.option("--weights", "start_path", type=click.Path(dir_okay=False), default=None,
               help="Weights to start from and compare with (default: the shipped ones).")
 @click.option("--output", default="tuned-weights.json", show_default=True, type=OutputFile(),
@@ -198,10 +215,11 @@ def _describe_selfplay(played: labels.LabelSet, n_train: int, n_held: int, held_
 @syzygy_path_option
 @user_errors
 def tune(per_material: int, seed: int, pgn_path: str | None, pgn_per_game: int, cursed_as_wins: bool, l2: float,
-         holdout: float, learn: tuple[str, ...], start_path: str | None, output: str, match_games: int,
-         match_nodes: int, selfplay_games: int, selfplay_nodes: int, selfplay_per_game: int, selfplay_share: float,
-         score_nodes: int, score_share: float, labels_paths: tuple[str, ...], labels_out: str | None, jobs: int,
-         cluster: str | None, install: bool, syzygy_path: str | None) -> None:
+         holdout: float, learn: tuple[str, ...], buckets_text: str | None, learn_buckets: tuple[str, ...],
+         start_path: str | None, output: str,
+         match_games: int, match_nodes: int, selfplay_games: int, selfplay_nodes: int, selfplay_per_game: int,
+         selfplay_share: float, score_nodes: int, score_share: float, labels_paths: tuple[str, ...],
+         labels_out: str | None, jobs: int, cluster: str | None, install: bool, syzygy_path: str | None) -> None:
     """Learn the linear evaluation's weights from tablebase WDL labels and self-play results (logistic model)."""
     labels_path = ", ".join(labels_paths) or None
     err = one_stdout({"--output": output, "--labels-out": labels_out})
@@ -224,6 +242,8 @@ def tune(per_material: int, seed: int, pgn_path: str | None, pgn_per_game: int, 
     try:
         start = load_weights(start_path) if start_path else load_weights()
         learnt_features(learn)
+        buckets = None if buckets_text is None else _buckets(buckets_text)
+        pipeline.bucketed_start(start, buckets, learn_buckets)  # checks them before the sampling
     except (WeightsError, ValueError) as exc:
         fail(str(exc))
     prober = load_prober(syzygy_path, required=True)
@@ -238,9 +258,12 @@ def tune(per_material: int, seed: int, pgn_path: str | None, pgn_per_game: int, 
     kept = f"the self-play labels are written to {labels_out}; " if labels_out else ""
     materials = data.covered_materials(prober)
     try:
-        with _bar(len(materials), "sampling", "material") as sampling, _bar(50, "fitting", "step") as fitting:
+        sets = len(start.buckets if buckets is None else buckets) + 1
+        with _bar(len(materials), "sampling", "material") as sampling, \
+                _bar(50 * sets, "fitting", "step") as fitting:
             run = pipeline.fit_weights(prober, start, per_material=per_material, seed=seed, holdout=holdout, l2=l2,
-                                       cursed_as_draws=not cursed_as_wins, extra=extra, played=played,
+                                       cursed_as_draws=not cursed_as_wins, buckets=buckets,
+                                       learn_buckets=learn_buckets, extra=extra, played=played,
                                        selfplay_share=selfplay_share, score_share=score_share,
                                        table_name="tables and PGN" if pgn_path else "tables", learn=learn,
                                        sampling=sampling.update, fitting=fitting.update)
@@ -269,16 +292,21 @@ def tune(per_material: int, seed: int, pgn_path: str | None, pgn_per_game: int, 
         for g in report.groups:
             say(f"{g.name:<26}{g.size:>10}" + "".join(f"{_figure(v, '.4f'):>12}" for v in (g.hand_loss, g.tuned_loss))
                 + "".join(f"{_figure(100 * v, '.1f', '%'):>12}" for v in (g.hand_sign, g.tuned_sign)))
-    changed = sorted(zip(start.as_dict(), start.vector, tuned, strict=True), key=lambda t: -abs(t[2] - t[1]))
+    compared = run.start or start
+    changed = sorted(zip(compared.names(), compared.vector, tuned, strict=True), key=lambda t: -abs(t[2] - t[1]))
     say("largest changes: " + ", ".join(f"{n} {a:.1f}->{b:.1f}" for n, a, b in changed[:6]))
-    held_back = [n for n, f in zip(start.as_dict(), frozen, strict=True) if f]
+    held_back = [n for n, f in zip(compared.names(), frozen, strict=True) if f]
     shown = ", ".join(held_back[:KEPT_SHOWN]) + (f" and {len(held_back) - KEPT_SHOWN} more"
                                                  if len(held_back) > KEPT_SHOWN else "")
     say(f"kept at the start weights (too little support in the sample, or mating guides"
-        f"{', or not in --learn' if learn else ''}): {len(held_back)} of "
-        f"{len(start.vector)}" + (f": {shown}" if held_back else ""))
+        f"{', or not in --learn' if learn else ''}{', or not in --learn-buckets' if learn_buckets else ''}): "
+        f"{len(held_back)} of "
+        f"{len(compared.vector)}" + (f": {shown}" if held_back else ""))
     positions = f"{report.train_size} positions" + (f" ({n_self} self-play)" if n_self else "")
-    weights = Weights(np.round(tuned, 3), f"tuned: seed {seed}, {positions}, k {k:.5f}")
+    sets = f", {len(compared.buckets) + 1} buckets of men ({' '.join(compared.ranges())})" if compared.buckets else ""
+    if learn_buckets:
+        sets += f", {' '.join(learn_buckets)} fitted, the others from {start.source}"
+    weights = Weights(np.round(tuned, 3), f"tuned: seed {seed}, {positions}, k {k:.5f}{sets}", compared.buckets)
     with open_output(output) as f:
         save_weights(weights, f, comment="Weights fitted by chess-endgame tune to tablebase WDL labels"
                      + (" and self-play game results." if n_self else "."))

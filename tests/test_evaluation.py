@@ -17,6 +17,7 @@ from chess_endgame.engine.core.features import TERMS
 from chess_endgame.engine.core.position import bitboards
 from chess_endgame.engine.evaluation import (
     FEATURES,
+    INDEX,
     Evaluator,
     Weights,
     WeightsError,
@@ -116,20 +117,30 @@ def test_compiled_evaluation_equals_the_explained_one() -> None:
     rng = random.Random(3)
     random_weights = Weights(np.array([rng.uniform(-50, 50) for _ in FEATURES]))
     halves = Weights(np.array([rng.randint(-100, 100) / 2 for _ in FEATURES]))  # sums that land on .5
+    # Three sets of weights, for 2-6 men, 7-20 and 21-32: each position is scored with its own.
+    buckets = (6, 20)
+    bucketed = Weights(np.array([rng.uniform(-50, 50) for _ in range(3 * len(FEATURES))]), buckets=buckets)
     boards = _random_boards(1000, seed=11)
     rows = feature_matrix(boards)
-    for evaluator in (Evaluator(), Evaluator(random_weights), Evaluator(halves)):
+    seen = set()
+    for evaluator in (Evaluator(), Evaluator(random_weights), Evaluator(halves), Evaluator(bucketed)):
         scratch = np.empty(core.SCRATCH_SIZE)
         keys, pawn_terms = core.new_pawn_table()
         for board, row in zip(boards, rows, strict=True):
-            total = float(np.dot(row[1:], evaluator.vector[1:]))
-            compiled = core.evaluate(bitboards(board), int(board.turn), evaluator.vector, scratch, keys, pawn_terms)
+            men = len(board.piece_map())
+            w = evaluator.weights.rows[sum(men > b for b in evaluator.weights.buckets)]
+            seen.add((evaluator.weights.buckets, sum(men > b for b in evaluator.weights.buckets)))
+            total = float(np.dot(row[1:], w[1:]))
+            compiled = core.evaluate(bitboards(board), int(board.turn), evaluator.matrix, scratch, keys, pawn_terms)
             explained = evaluator.explain(board)
             assert compiled == evaluator.evaluate(board) == explained.total, board.fen()
+            assert explained.bucket == ("" if evaluator is not bucketed and not evaluator.weights.buckets else
+                                        ("2-6", "7-20", "21-32")[sum(men > b for b in buckets)])
             # The feature vector is the evaluation's linear model: its dot product with the weights, rounded
             # (the compiled sum is reassociated, so a tie at .5 may round either way).
-            assert abs(compiled - (evaluator.vector[0] + total)) <= 0.5 + 1e-9, board.fen()
+            assert abs(compiled - (w[0] + total)) <= 0.5 + 1e-9, board.fen()
             assert explained.tempo + sum(p.total for p in explained.parts) == pytest.approx(total + explained.tempo)
+    assert {(buckets, 0), (buckets, 1), (buckets, 2)} <= seen  # every bucket was used
 
 
 def test_mirrored_positions_score_the_same_for_the_side_to_move() -> None:
@@ -195,9 +206,9 @@ def test_pawn_table_collisions_keep_their_own_terms() -> None:
         assert (keys[slot, 0], keys[slot, 1]) == (bb[9], bb[1])
 
 
-def _write(tmp_path: Path, weights: dict, version: int | None = 2) -> str:
+def _write(tmp_path: Path, weights: dict | list, version: int | None = 2, **more: object) -> str:
     path = tmp_path / "w.json"
-    path.write_text(json.dumps({"weights": weights} | ({} if version is None else {"version": version})))
+    path.write_text(json.dumps({"weights": weights} | ({} if version is None else {"version": version}) | more))
     return str(path)
 
 
@@ -205,7 +216,8 @@ def test_weight_file_must_match_the_terms(tmp_path: Path) -> None:
     saved = tmp_path / "saved.json"
     save_weights(load_weights(), str(saved))
     assert (load_weights(str(saved)).vector == load_weights().vector).all()
-    good = json.loads(saved.read_text())["weights"]
+    good = json.loads(saved.read_text())["weights"][0]
+    del good["men"]
     assert good["rook"] == [load_weights()["rook.mg"], load_weights()["rook.eg"]]
     missing = dict(good)
     del missing["rook"]
@@ -218,8 +230,25 @@ def test_weight_file_must_match_the_terms(tmp_path: Path) -> None:
     with pytest.raises(WeightsError, match="finite number"):
         load_weights(_write(tmp_path, dict(good, rook=["five", 5])))
     # A file of the first format (one weight a feature, no version) says what to do.
-    with pytest.raises(WeightsError, match="version 1 .*this build reads version 2.*chess-endgame tune"):
+    with pytest.raises(WeightsError, match="version 1 .*this build reads versions 2 and 3.*chess-endgame tune"):
         load_weights(_write(tmp_path, {"tempo": 10, "pawn": 90}, version=None))
+    # Version 2 (one set, no buckets) reads as one set for every position.
+    assert (load_weights(_write(tmp_path, good)).vector == load_weights().vector).all()
+    # Version 3: a set for each bucket of men; the sets and the bounds must agree.
+    other = dict(good, rook=[600, 700])
+    two = load_weights(_write(tmp_path, [good, other], version=3, buckets=[10]))
+    assert two.buckets == (10,) and two.ranges() == ["2-10", "11-32"]
+    assert two.rows[1][INDEX["rook.eg"]] == 700 and two.rows[0][INDEX["rook.eg"]] == good["rook"][1]
+    assert [row[INDEX["rook.mg"]] for row in two.by_men()[[2, 10, 11, 32]]] == [good["rook"][0]] * 2 + [600] * 2
+    save_weights(two, str(saved))
+    again = load_weights(str(saved))
+    assert again.buckets == (10,) and (again.vector == two.vector).all()
+    with pytest.raises(WeightsError, match="1 bucket bound.* need 2 set"):
+        load_weights(_write(tmp_path, [good], version=3, buckets=[10]))
+    with pytest.raises(WeightsError, match="ascending men counts"):
+        load_weights(_write(tmp_path, [good, good, good], version=3, buckets=[12, 8]))
+    with pytest.raises(WeightsError, match="'buckets' must be a list"):
+        load_weights(_write(tmp_path, [good, good], version=3, buckets="8"))
     (tmp_path / "bad.json").write_text("{not json")
     with pytest.raises(WeightsError, match="cannot read"):
         load_weights(str(tmp_path / "bad.json"))

@@ -333,3 +333,52 @@ def test_the_fit_recovers_a_known_evaluation_from_its_labels() -> None:
     fitted = fit.fit(x, y, np.zeros(len(names)), k, l2=0.0, steps=60)
     assert fit.log_loss(x, y, fitted, k) == pytest.approx(fit.log_loss(x, y, w_true, k), abs=1e-9)
     assert np.abs(x @ fitted - x @ w_true).max() < 0.01  # centipawns
+
+
+def test_buckets_fit_a_set_of_weights_for_each_range_of_men(syzygy_path: str, tmp_path: Path) -> None:
+    """``--buckets 3``: one set of weights for 2-3 men, another for 4-32, each fitted on its own positions
+    (the embedded tables give 3- and 4-man ones); the file keeps both and the evaluation uses each where it
+    belongs."""
+    from chess_endgame.engine.evaluation import Evaluator
+
+    out = tmp_path / "w.json"
+    result = CliRunner().invoke(cli, ["tune", "--per-material", "40", "--buckets", "3", "--output", str(out)])
+    assert result.exit_code == 0, result.stderr
+    assert "[2-3 men]" in result.stdout and "[4-32 men]" in result.stdout
+    tuned = load_weights(str(out))
+    assert tuned.buckets == (3,) and "2 buckets of men (2-3 4-32)" in tuned.source
+    few, many = tuned.rows
+    assert (few != many).any() and (few != load_weights().vector).any() and (many != load_weights().vector).any()
+    evaluator = Evaluator(tuned)
+    three, four = chess.Board("8/8/4k3/8/8/3KR3/8/8 w - - 0 1"), chess.Board("8/8/4k3/8/8/3KR3/7P/8 w - - 0 1")
+    assert evaluator.explain(three).bucket == "2-3" and evaluator.explain(four).bucket == "4-32"
+    assert (evaluator.matrix[3] == few).all() and (evaluator.matrix[4] == many).all()
+    # A one-set fit from the bucketed file: --buckets none.
+    again = tmp_path / "one.json"
+    result = CliRunner().invoke(cli, ["tune", "--per-material", "40", "--weights", str(out), "--buckets", "none",
+                                      "--output", str(again)])
+    assert result.exit_code == 0, result.stderr
+    assert load_weights(str(again)).buckets == ()
+    # --learn-buckets: only the 4-32 set is fitted, the 2-3 one keeps the start weights.
+    result = CliRunner().invoke(cli, ["tune", "--per-material", "40", "--buckets", "3", "--learn-buckets", "4-32",
+                                      "--output", str(again)])
+    assert result.exit_code == 0, result.stderr
+    assert "or not in --learn-buckets" in result.stdout
+    assert load_weights(str(again)).source.endswith(f", 4-32 fitted, the others from {load_weights().source}")
+    few, many = load_weights(str(again)).rows
+    assert (few == load_weights().vector).all() and (many != load_weights().vector).any()
+
+
+@pytest.mark.parametrize("args, words", [
+    (["--buckets", "8,4"], "ascending men counts"),
+    (["--buckets", "eight"], "--buckets takes men counts"),
+    (["--buckets", "1"], "ascending men counts"),
+    (["--buckets", "32"], "ascending men counts"),
+    (["--buckets", "8", "--learn-buckets", "9-20"], "no bucket of men 9-20 (the buckets: 2-8 9-32)"),
+    (["--learn-buckets", "2-8"], "no bucket of men 2-8 (the buckets: 2-32)"),
+])
+def test_bad_buckets_give_one_line(syzygy_path: str, args: list[str], words: str) -> None:
+    result = CliRunner().invoke(cli, ["tune", "--per-material", "10", *args])
+    assert result.exit_code == 2 and result.stdout == ""
+    lines = result.stderr.strip().splitlines()
+    assert len(lines) == 1 and lines[0].startswith("chess-endgame: error: ") and words in lines[0], result.stderr

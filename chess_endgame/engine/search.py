@@ -244,7 +244,7 @@ class Searcher:
     def _shared_arrays(self) -> tuple[object, ...]:
         """The arrays the tree shares with the searcher: the TT, the history, the weights, the pawn
         table, the WDL cache and the compiled prober's tables (None without them)."""
-        return (self.tt.table, self._history, self.evaluator.vector, *self._pawn_table,
+        return (self.tt.table, self._history, self.evaluator.matrix, *self._pawn_table,
                 *self._wdl_cache, self._compiled_tables())
 
     def _compiled_tables(self) -> object | None:
@@ -254,7 +254,7 @@ class Searcher:
     def _build_tree(self) -> core.Tree:
         self._tree_shares = self._shared_arrays()
         return core.new_tree(self.position.arrays(), self.tt.table, self._history,
-                             self.evaluator.vector, self._pawn_table, self._wdl_cache, self._tree_shares[-1])
+                             self.evaluator.matrix, self._pawn_table, self._wdl_cache, self._tree_shares[-1])
 
     def _new_search_tree(self) -> core.Tree:
         """The tree, ready for a new search: built once, again only when an array it shares was replaced
@@ -262,7 +262,7 @@ class Searcher:
         holds for the same weights); new weights also empty the TT, whose entries keep static evaluations."""
         tree = self._tree
         if tree is None or any(a is not b for a, b in zip(self._shared_arrays(), self._tree_shares, strict=True)):
-            if self._tree_shares and self._tree_shares[2] is not self.evaluator.vector:
+            if self._tree_shares and self._tree_shares[2] is not self.evaluator.matrix:
                 self.tt.clear()
             tree = self._tree = self._build_tree()
         for array in (tree.counters, tree.killers, tree.pv_length, tree.partial_pv):

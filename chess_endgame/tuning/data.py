@@ -31,6 +31,8 @@ class Dataset:
     weight: np.ndarray | None = None
     #: A deeper search's score of each row (centipawns, side to move; NaN: none, as for every table row).
     score: np.ndarray | None = None
+    #: The men on the board of each row (kings and pawns counted), which pick its bucket of weights (None: not known).
+    men: np.ndarray | None = None
 
     def __len__(self) -> int:
         return len(self.y)
@@ -40,7 +42,8 @@ class Dataset:
         index = np.flatnonzero(rows) if rows.dtype == bool else rows
         return Dataset(self.x[index], self.y[index], [self.source[i] for i in index],
                        None if self.weight is None else self.weight[index],
-                       None if self.score is None else self.score[index])
+                       None if self.score is None else self.score[index],
+                       None if self.men is None else self.men[index])
 
     def split(self, holdout: float, seed: int) -> tuple[Dataset, Dataset]:
         """A seeded (train, held-out) split."""
@@ -58,7 +61,8 @@ class Dataset:
                        np.concatenate([p.weight if p.weight is not None else np.ones(len(p)) for p in parts])
                        if weighted else None,
                        np.concatenate([p.score if p.score is not None else np.full(len(p), np.nan) for p in parts])
-                       if scored else None)
+                       if scored else None,
+                       np.concatenate([p.men for p in parts]) if all(p.men is not None for p in parts) else None)
 
     def blended(self, k: float, share: float) -> Dataset:
         """The rows with each scored row's label blended with its score's win probability.
@@ -71,7 +75,7 @@ class Dataset:
         has = ~np.isnan(self.score)
         searched = 1.0 / (1.0 + np.exp(-k * np.where(has, self.score, 0.0)))
         y = np.where(has, (1 - share) * self.y + share * searched, self.y)
-        return Dataset(self.x, y, self.source, self.weight, self.score)
+        return Dataset(self.x, y, self.source, self.weight, self.score, self.men)
 
 
 def label(wdl: int, *, cursed_as_draws: bool = True) -> float:
@@ -153,7 +157,8 @@ def pgn_positions(path: str, per_game: int, seed: int, *, skip_plies: int = 16
 def dataset(boards: list[chess.Board], labels: list[float], sources: list[str],
             scores: list[float] | None = None) -> Dataset:
     return Dataset(feature_matrix(boards), np.asarray(labels, dtype=np.float64), list(sources),
-                   score=None if scores is None else np.asarray(scores, dtype=np.float64))
+                   score=None if scores is None else np.asarray(scores, dtype=np.float64),
+                   men=np.array([chess.popcount(b.occupied) for b in boards], dtype=np.int64))
 
 
 #: Default share of the fit's weight carried by the self-play positions (the tables carry the rest).

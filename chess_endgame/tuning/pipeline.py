@@ -5,7 +5,7 @@ prints what comes back."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 import chess
 import numpy as np
@@ -28,7 +28,8 @@ class TooFewPositions(ValueError):
 
 @dataclass
 class FitRun:
-    """What one run gives: the tuned weight vector, its scale and figures, and how the data was split."""
+    """What one run gives: the tuned weight vector (every bucket's, one after the other), its scale and figures,
+    and how the data was split."""
 
     tuned: np.ndarray
     k: float
@@ -40,6 +41,8 @@ class FitRun:
     selfplay_held: int = 0
     held_games: int = 0
     groups: dict[str, Dataset] = field(default_factory=dict)
+    #: The start weights in the tuned weights' buckets (what ``tuned`` is compared with, weight for weight).
+    start: Weights | None = None
 
 
 def with_selfplay(train: Dataset, held: Dataset, played: LabelSet, holdout: float, seed: int, share: float,
@@ -60,8 +63,44 @@ def with_selfplay(train: Dataset, held: Dataset, played: LabelSet, holdout: floa
     return train, held, groups, len(set(np.asarray(played.games)[out].tolist()))
 
 
+def margins(data: Dataset, weights: Weights) -> np.ndarray:
+    """Each row's evaluation (``x . w``, centipawns from the side to move, before rounding) by the weights of its
+    bucket of men."""
+    if not weights.buckets:
+        return data.x @ weights.vector
+    if data.men is None:
+        raise ValueError("bucketed weights need each row's men")
+    bucket = np.searchsorted(weights.buckets, data.men, side="left")
+    out = np.empty(len(data))
+    for i, row in enumerate(weights.rows):
+        out[bucket == i] = data.x[bucket == i] @ row
+    return out
+
+
+def _compared(data: Dataset, start: Weights, tuned: Weights) -> Dataset:
+    """``data`` with two columns, the start and the tuned evaluation, which the weights (1, 0) and (0, 1) read:
+    :func:`.fit.evaluate_fit`'s figures of bucketed weights."""
+    return replace(data, x=np.column_stack([margins(data, start), margins(data, tuned)]))
+
+
+def bucketed_start(start: Weights, buckets: tuple[int, ...] | None, learn_buckets: tuple[str, ...] = ()) -> Weights:
+    """The start weights in ``buckets`` (None: their own).
+
+    :raises WeightsError: for buckets that are not ascending men counts.
+    :raises ValueError: naming the ``learn_buckets`` that are not among them.
+    """
+    if buckets is not None:
+        start = start.rebucketed(buckets)
+    unknown = [b for b in learn_buckets if b not in start.ranges()]
+    if unknown:
+        raise ValueError(f"--learn-buckets: no bucket of men {', '.join(unknown)} (the buckets: "
+                         f"{' '.join(start.ranges())})")
+    return start
+
+
 def fit_weights(prober: Prober, start: Weights, *, per_material: int, seed: int, holdout: float, l2: float,
-                cursed_as_draws: bool = True,
+                cursed_as_draws: bool = True, buckets: tuple[int, ...] | None = None,
+                learn_buckets: tuple[str, ...] = (),
                 extra: tuple[list[chess.Board], list[float], list[str]] = ([], [], []),
                 played: LabelSet | None = None, selfplay_share: float = 0.5, score_share: float = 0.0,
                 table_name: str = "tables", learn: tuple[str, ...] = (), sampling: Progress | None = None,
@@ -74,8 +113,15 @@ def fit_weights(prober: Prober, start: Weights, *, per_material: int, seed: int,
     (:meth:`Dataset.blended`), and the weights are fitted and measured on the blended labels. The held-out
     groups by piece count keep the games' results, so that runs with and without scores compare.
 
+    ``buckets``: fit a set of weights for each bucket of men (:class:`.Weights`), each starting from the start
+    weights for its men (None: the start weights' buckets). Each set is fitted on the positions of its bucket
+    alone (the scale ``k`` is shared), which is the fit of all of them at once: a position's loss depends on its
+    own bucket's weights only. ``learn_buckets``: the buckets to fit, by their men (``"13-32"``, as
+    :meth:`.Weights.ranges` names them); the others keep their start weights (empty: every bucket).
+
     ``learn``: patterns of the terms to learn (:func:`.fit.learnt_features`); the others keep their start
-    weights (empty: every term). ``sampling`` is called once per material sampled, ``fitting`` once per Newton step.
+    weights (empty: every term). ``sampling`` is called once per material sampled, ``fitting`` once per Newton step
+    of each bucket.
     :raises TooFewPositions: when fewer than :data:`MIN_POSITIONS` positions could be labelled.
     :raises ValueError: when a pattern of ``learn`` matches no term.
     """
@@ -90,13 +136,23 @@ def fit_weights(prober: Prober, start: Weights, *, per_material: int, seed: int,
     if played is not None and len(played):
         train, held, groups, held_games = with_selfplay(train, held, played, holdout, seed, selfplay_share,
                                                         table_name)
-    k = fit_k(train.x, train.y, start.vector, sample_weight=train.weight)
+    start = bucketed_start(start, buckets, learn_buckets)
+    k = fit_k(margins(train, start)[:, None], train.y, np.ones(1), sample_weight=train.weight)
     train, held = train.blended(k, score_share), held.blended(k, score_share)
-    frozen = frozen_features(train.x, sample_weight=train.weight)
-    if learn:
-        frozen |= ~learnt_features(learn)
-    tuned = fit(train.x, train.y, start.vector, k, l2=l2, frozen=frozen, progress=fitting,
-                sample_weight=train.weight)
-    report = evaluate_fit(train, held, start.vector, tuned, k, groups)
-    return FitRun(tuned, k, frozen, report, sum(1 for s in train.source if s == "selfplay"),
-                  sum(1 for s in held.source if s == "selfplay"), held_games, groups)
+    bucket = np.searchsorted(start.buckets, train.men, side="left")
+    tuned, frozen = start.rows.copy(), np.ones(start.rows.shape, dtype=bool)
+    for i in range(len(start.rows)):
+        rows = bucket == i
+        if rows.sum() < MIN_POSITIONS or (learn_buckets and start.ranges()[i] not in learn_buckets):
+            continue  # too few positions to teach this bucket anything, or not asked for: its start weights stay
+        weight = None if train.weight is None else train.weight[rows]
+        frozen[i] = frozen_features(train.x[rows], sample_weight=weight)
+        if learn:
+            frozen[i] |= ~learnt_features(learn)
+        tuned[i] = fit(train.x[rows], train.y[rows], start.rows[i], k, l2=l2, frozen=frozen[i], progress=fitting,
+                       sample_weight=weight)
+    result = Weights(tuned.reshape(-1), start.source, start.buckets)
+    report = evaluate_fit(_compared(train, start, result), _compared(held, start, result), np.array([1.0, 0.0]),
+                          np.array([0.0, 1.0]), k, {name: _compared(g, start, result) for name, g in groups.items()})
+    return FitRun(result.vector, k, frozen.reshape(-1), report, sum(1 for s in train.source if s == "selfplay"),
+                  sum(1 for s in held.source if s == "selfplay"), held_games, groups, start)

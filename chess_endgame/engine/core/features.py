@@ -10,7 +10,9 @@ board, 0 with kings and pawns alone; ``eg = 1 - mg``), and the endgame part is m
 
 so the feature vector :func:`features_into` fills is ``[1, term_1 * mg, term_1 * eg * scale, term_2 * mg, ...]``
 (:data:`FEATURES`), and :func:`evaluate` is its dot product with the weights: centipawns from the side to move.
-The phase and the scale depend on the position only, never on the weights.
+The phase and the scale depend on the position only, never on the weights. The weights themselves may depend on
+the number of men on the board (as an NNUE's output buckets do): :func:`evaluate` takes one row of weights for
+each count of men, 0 to :data:`MAX_MEN`, and uses the row of the position's count.
 """
 
 from __future__ import annotations
@@ -62,8 +64,8 @@ from chess_endgame.engine.core.scale import (
     side_material,
 )
 
-__all__ = ["FAMILIES", "FEATURES", "N_FEATURES", "N_TERMS", "SCRATCH_SIZE", "TERMS", "evaluate", "feature_rows",
-           "features_into", "new_pawn_table", "phase_and_scale", "terms_into", "weighted_sum"]
+__all__ = ["FAMILIES", "FEATURES", "MAX_MEN", "N_FEATURES", "N_TERMS", "SCRATCH_SIZE", "TERMS", "evaluate",
+           "feature_rows", "features_into", "new_pawn_table", "phase_and_scale", "terms_into", "weighted_sum"]
 
 MOBILITY = (("knight", 9), ("bishop", 14), ("rook", 15), ("queen", 28))
 PIECES = ("pawn", "knight", "bishop", "rook", "queen", "king")
@@ -417,6 +419,11 @@ def _all_attacks(maps, color):
     return maps[at] | maps[at + 1] | maps[at + 2] | maps[at + 3] | maps[at + 4] | maps[at + 5]
 
 
+#: The most men (pieces and pawns, kings included) a position has: :func:`evaluate`'s weights have a row for each
+#: count from 0 to this.
+MAX_MEN = 32
+
+
 #: The scratch :func:`evaluate` takes: the feature vector, then room for the attack maps (12 uint64 words).
 SCRATCH_SIZE = N_FEATURES + 12
 
@@ -460,9 +467,11 @@ def weighted_sum(weights, raw, mg, eg):
 
 @njit
 def evaluate(bb, turn, weights, scratch, pawn_keys, pawn_terms):
-    """Centipawns from the side to move: ``round(weights[0] + (score if White to move else -score))``, with
-    ``score`` White's :func:`weighted_sum` of the terms (Python's ``round``, half to even). ``scratch`` is
+    """Centipawns from the side to move: ``round(w[0] + (score if White to move else -score))``, with ``w`` the
+    row of ``weights`` (``float64[MAX_MEN + 1, N_FEATURES]``) for the number of men on the board and ``score``
+    White's :func:`weighted_sum` of the terms by ``w`` (Python's ``round``, half to even). ``scratch`` is
     ``float64[SCRATCH_SIZE]``."""
+    weights = weights[popcount(bb[0] | bb[8])]
     raw = scratch[:N_TERMS]
     terms_into(bb, turn, raw, pawn_keys, pawn_terms, scratch[N_FEATURES:N_FEATURES + 12].view(np.uint64))
     mg, scale = phase_and_scale(bb)
