@@ -49,7 +49,8 @@ def test_colour_symmetry(evaluator: Evaluator) -> None:
 
 def test_start_position_is_balanced(evaluator: Evaluator) -> None:
     board = chess.Board()
-    assert evaluator.evaluate(board) == round(evaluator.weights["tempo"])
+    weights = evaluator.weights
+    assert evaluator.evaluate(board) == round(weights.rows[weights.bucket_of(32)][0])  # the tempo of 32 men
 
 
 def test_the_explanation_adds_up(evaluator: Evaluator) -> None:
@@ -134,13 +135,14 @@ def test_compiled_evaluation_equals_the_explained_one() -> None:
             compiled = core.evaluate(bitboards(board), int(board.turn), evaluator.matrix, scratch, keys, pawn_terms)
             explained = evaluator.explain(board)
             assert compiled == evaluator.evaluate(board) == explained.total, board.fen()
-            assert explained.bucket == ("" if evaluator is not bucketed and not evaluator.weights.buckets else
-                                        ("2-6", "7-20", "21-32")[sum(men > b for b in buckets)])
+            weights = evaluator.weights
+            assert explained.bucket == (weights.ranges()[weights.bucket_of(men)] if weights.buckets else "")
             # The feature vector is the evaluation's linear model: its dot product with the weights, rounded
             # (the compiled sum is reassociated, so a tie at .5 may round either way).
             assert abs(compiled - (w[0] + total)) <= 0.5 + 1e-9, board.fen()
             assert explained.tempo + sum(p.total for p in explained.parts) == pytest.approx(total + explained.tempo)
     assert {(buckets, 0), (buckets, 1), (buckets, 2)} <= seen  # every bucket was used
+    assert bucketed.ranges() == ["2-6", "7-20", "21-32"]
 
 
 def test_mirrored_positions_score_the_same_for_the_side_to_move() -> None:
@@ -233,7 +235,7 @@ def test_weight_file_must_match_the_terms(tmp_path: Path) -> None:
     with pytest.raises(WeightsError, match="version 1 .*this build reads versions 2 and 3.*chess-endgame tune"):
         load_weights(_write(tmp_path, {"tempo": 10, "pawn": 90}, version=None))
     # Version 2 (one set, no buckets) reads as one set for every position.
-    assert (load_weights(_write(tmp_path, good)).vector == load_weights().vector).all()
+    assert (load_weights(_write(tmp_path, good)).vector == load_weights().rows[0]).all()
     # Version 3: a set for each bucket of men; the sets and the bounds must agree.
     other = dict(good, rook=[600, 700])
     two = load_weights(_write(tmp_path, [good, other], version=3, buckets=[10]))

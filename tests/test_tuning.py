@@ -70,8 +70,10 @@ def test_tune_command_writes_loadable_weights(syzygy_path: str, tmp_path: Path) 
     result = CliRunner().invoke(cli, ["tune", "--per-material", "20", "--output", str(out)])
     assert result.exit_code == 0, result.stderr
     assert "held-out log-loss" in result.stdout and "tuned weights" in result.stdout
-    weights = load_weights(str(out))
-    assert list(weights.as_dict()) == list(FEATURES) and weights.source.startswith("tuned")
+    weights, shipped = load_weights(str(out)), load_weights()
+    assert weights.buckets == shipped.buckets and weights.source.startswith("tuned")  # the start's buckets
+    assert list(weights.as_dict()) == shipped.names() and weights.names()[:len(FEATURES)] == [
+        f"{name} [{weights.ranges()[0]} men]" if weights.buckets else name for name in FEATURES]
     refused = CliRunner().invoke(cli, ["tune", "--install", "--match-games", "10"])
     assert refused.exit_code == 2 and "--match-games 100" in refused.stderr
 
@@ -88,7 +90,7 @@ def test_learn_fits_only_the_terms_asked_for(syzygy_path: str, tmp_path: Path) -
     assert result.exit_code == 0, result.stderr
     assert "or not in --learn" in result.stdout
     start, tuned = load_weights(), load_weights(str(out))
-    moved = {name for name, a, b in zip(FEATURES, start.vector, tuned.vector, strict=True) if a != b}
+    moved = {name for name, a, b in zip(start.names(), start.vector, tuned.vector, strict=True) if a != b}
     assert moved and all(name.startswith(("passed_", "pawn.")) for name in moved), moved
     refused = CliRunner().invoke(cli, ["tune", "--per-material", "10", "--learn", "nope*"])
     assert refused.exit_code == 2 and refused.stdout == ""
@@ -348,7 +350,8 @@ def test_buckets_fit_a_set_of_weights_for_each_range_of_men(syzygy_path: str, tm
     tuned = load_weights(str(out))
     assert tuned.buckets == (3,) and "2 buckets of men (2-3 4-32)" in tuned.source
     few, many = tuned.rows
-    assert (few != many).any() and (few != load_weights().vector).any() and (many != load_weights().vector).any()
+    shipped = load_weights().rows[0]  # the shipped set of 2-3 and 4-12 men (every set, with one)
+    assert (few != many).any() and (few != shipped).any() and (many != shipped).any()
     evaluator = Evaluator(tuned)
     three, four = chess.Board("8/8/4k3/8/8/3KR3/8/8 w - - 0 1"), chess.Board("8/8/4k3/8/8/3KR3/7P/8 w - - 0 1")
     assert evaluator.explain(three).bucket == "2-3" and evaluator.explain(four).bucket == "4-32"
@@ -366,7 +369,7 @@ def test_buckets_fit_a_set_of_weights_for_each_range_of_men(syzygy_path: str, tm
     assert "or not in --learn-buckets" in result.stdout
     assert load_weights(str(again)).source.endswith(f", 4-32 fitted, the others from {load_weights().source}")
     few, many = load_weights(str(again)).rows
-    assert (few == load_weights().vector).all() and (many != load_weights().vector).any()
+    assert (few == shipped).all() and (many != shipped).any()
 
 
 @pytest.mark.parametrize("args, words", [
@@ -375,7 +378,7 @@ def test_buckets_fit_a_set_of_weights_for_each_range_of_men(syzygy_path: str, tm
     (["--buckets", "1"], "ascending men counts"),
     (["--buckets", "32"], "ascending men counts"),
     (["--buckets", "8", "--learn-buckets", "9-20"], "no bucket of men 9-20 (the buckets: 2-8 9-32)"),
-    (["--learn-buckets", "2-8"], "no bucket of men 2-8 (the buckets: 2-32)"),
+    (["--buckets", "none", "--learn-buckets", "2-8"], "no bucket of men 2-8 (the buckets: 2-32)"),
 ])
 def test_bad_buckets_give_one_line(syzygy_path: str, args: list[str], words: str) -> None:
     result = CliRunner().invoke(cli, ["tune", "--per-material", "10", *args])
