@@ -73,7 +73,11 @@ class Weights:
 
     def bucket_of(self, men: int) -> int:
         """The bucket of a position with ``men`` men on the board (kings and pawns counted)."""
-        return int(np.searchsorted(self.buckets, men, side="left"))
+        return int(self.buckets_of(np.array([men]))[0])
+
+    def buckets_of(self, men: np.ndarray) -> np.ndarray:
+        """:meth:`bucket_of` of every count in ``men``."""
+        return np.searchsorted(self.buckets, men, side="left")
 
     def ranges(self) -> list[str]:
         """Each bucket's men, as ``"2-8"``."""

@@ -70,7 +70,7 @@ def margins(data: Dataset, weights: Weights) -> np.ndarray:
         return data.x @ weights.vector
     if data.men is None:
         raise ValueError("bucketed weights need each row's men")
-    bucket = np.searchsorted(weights.buckets, data.men, side="left")
+    bucket = weights.buckets_of(data.men)
     out = np.empty(len(data))
     for i, row in enumerate(weights.rows):
         out[bucket == i] = data.x[bucket == i] @ row
@@ -139,7 +139,7 @@ def fit_weights(prober: Prober, start: Weights, *, per_material: int, seed: int,
     start = bucketed_start(start, buckets, learn_buckets)
     k = fit_k(margins(train, start)[:, None], train.y, np.ones(1), sample_weight=train.weight)
     train, held = train.blended(k, score_share), held.blended(k, score_share)
-    bucket = np.searchsorted(start.buckets, train.men, side="left")
+    bucket = start.buckets_of(train.men)
     tuned, frozen = start.rows.copy(), np.ones(start.rows.shape, dtype=bool)
     for i in range(len(start.rows)):
         rows = bucket == i
