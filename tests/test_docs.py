@@ -162,6 +162,37 @@ def test_every_page_has_its_examples_found() -> None:
         assert example.commands, f"{example.name}: an example block with no command"
 
 
+def tables(lines: list[str]) -> list[tuple[int, list[str]]]:
+    """The Markdown tables of a page outside code fences: (first line number, rows), a table being a run of
+    lines that start with ``|`` (after indentation)."""
+    found: list[tuple[int, list[str]]] = []
+    fenced, previous = False, False
+    for number, line in enumerate(lines, 1):
+        text = line.strip()
+        if text.startswith("```"):
+            fenced = not fenced
+        row = not fenced and text.startswith("|")
+        if row and previous:
+            found[-1][1].append(text)
+        elif row:
+            found.append((number, [text]))
+        previous = row
+    return found
+
+
+def test_every_table_is_one_table() -> None:
+    # A blank line inside a table ends it: the rows after it render as text without a header. A table is a
+    # header row and its separator, and a blank line ends it (a line of text right after it is read as a row).
+    assert tables(["| a |", "|---|", "| 1 |", "", "| 2 |"]) == [(1, ["| a |", "|---|", "| 1 |"]), (5, ["| 2 |"])]
+    for page in PAGES:
+        lines = page.read_text(encoding="utf-8").splitlines()
+        for number, rows in tables(lines):
+            where = f"{page.name}:{number}"
+            assert len(rows) >= 2 and re.fullmatch(r"\|(?:\s*:?-+:?\s*\|)+", rows[1]), f"{where}: no header row"
+            after = number + len(rows) - 1
+            assert after == len(lines) or not lines[after].strip(), f"{where}: text right after the table"
+
+
 #: The examples that take minutes (a cold compile of the core; python-chess's probes timed three times).
 LONG_COMMANDS = ("chess-endgame bench startup", "chess-endgame bench probe")
 
