@@ -79,16 +79,30 @@ def _buckets(text: str) -> tuple[int, ...]:
         raise ValueError(f"--buckets takes men counts separated by commas (8,12) or 'none', not {text!r}") from None
 
 
+def _piece_range(text: str) -> tuple[int, int]:
+    """``--selfplay-pieces``: ``MIN-MAX``, kings and pawns counted, within the self-play starts' 6-20."""
+    low, dash, high = text.partition("-")
+    try:
+        first, last = int(low), int(high)
+    except ValueError:
+        first = last = 0
+    if not dash or not labels.MIN_PIECES <= first <= last <= labels.MAX_PIECES:
+        raise click.BadParameter(f"takes MIN-MAX pieces, kings and pawns counted (13-20), with {labels.MIN_PIECES} <= "
+                                 f"MIN <= MAX <= {labels.MAX_PIECES}, not {text!r}")
+    return first, last
+
+
 def _play(prober: Prober, start: Weights, games: int, nodes: int, per_game: int, score_nodes: int, seed: int,
-          backend: Backend, labels_out: str | None, say: Callable[[str], None], err: bool) -> labels.LabelSet:
+          pieces: tuple[int, int], backend: Backend, labels_out: str | None, say: Callable[[str], None],
+          err: bool) -> labels.LabelSet:
     """Play the self-play games (a progress bar), write their labels; Ctrl-C keeps the games played."""
     played = labels.LabelSet()
 
     def write() -> None:
         scored = f", scored by {score_nodes}-node searches" if score_nodes else ""
         _write_labels(played, labels_out, f"chess-endgame tune self-play labels: "
-                      f"{played.finished_games + played.unfinished} games, {nodes} nodes a move{scored}, "
-                      f"seed {seed}, weights: {start.source}")
+                      f"{played.finished_games + played.unfinished} games of {pieces[0]}-{pieces[1]} pieces, "
+                      f"{nodes} nodes a move{scored}, seed {seed}, weights: {start.source}")
 
     with _bar(games, "self-play", "game") as bar:
         def progress(game: labels.GameLabels) -> None:
@@ -102,7 +116,7 @@ def _play(prober: Prober, start: Weights, games: int, nodes: int, per_game: int,
                       "played; " + (f"their labels are written to {labels_out}" if labels_out else
                                     "nothing was written")):
             labels.selfplay_labels(prober, start, games, nodes=nodes, seed=seed, per_game=per_game,
-                                     score_nodes=score_nodes, backend=backend, into=played, progress=progress,
+                                     min_pieces=pieces[0], max_pieces=pieces[1], score_nodes=score_nodes, backend=backend, into=played, progress=progress,
                                      lost=lost)
     write()
     if labels_out and not err:
@@ -183,8 +197,12 @@ def _describe_selfplay(played: labels.LabelSet, n_train: int, n_held: int, held_
 @click.option("--match-nodes", default=1500, show_default=True, type=click.IntRange(100, 10**7), metavar="NODES",
               help="Search nodes per move in the match.")
 @click.option("--selfplay-games", default=0, show_default=True, type=click.IntRange(0, 10**6), metavar="GAMES",
-              help="Also learn from quiet 6- to 20-piece positions of this many self-play games of the start "
-                   "weights, labelled by each game's result (0: none).")
+              help="Also learn from quiet positions of this many self-play games of the start weights (of "
+                   "--selfplay-pieces), labelled by each game's result (0: none).")
+@click.option("--selfplay-pieces", "selfplay_pieces", default=f"{labels.MIN_PIECES}-{labels.MAX_PIECES}",
+              show_default=True, metavar="MIN-MAX", callback=lambda ctx, param, value: _piece_range(value),
+              help="Pieces on the board (kings and pawns counted) of the self-play starts and of the positions "
+                   "sampled from their games: 13-20 spends every game on the larger endings.")
 @click.option("--selfplay-nodes", default=labels.SELFPLAY_NODES, show_default=True, type=click.IntRange(50, 10**7),
               metavar="NODES", help="Search nodes per move in the self-play games.")
 @click.option("--selfplay-per-game", default=labels.PER_GAME, show_default=True, type=click.IntRange(1, 1000),
@@ -217,8 +235,8 @@ def _describe_selfplay(played: labels.LabelSet, n_train: int, n_held: int, held_
 def tune(per_material: int, seed: int, pgn_path: str | None, pgn_per_game: int, cursed_as_wins: bool, l2: float,
          holdout: float, learn: tuple[str, ...], buckets_text: str | None, learn_buckets: tuple[str, ...],
          start_path: str | None, output: str,
-         match_games: int, match_nodes: int, selfplay_games: int, selfplay_nodes: int, selfplay_per_game: int,
-         selfplay_share: float, score_nodes: int, score_share: float, labels_paths: tuple[str, ...],
+         match_games: int, match_nodes: int, selfplay_games: int, selfplay_nodes: int,
+         selfplay_pieces: tuple[int, int], selfplay_per_game: int, selfplay_share: float, score_nodes: int, score_share: float, labels_paths: tuple[str, ...],
          labels_out: str | None, jobs: int, cluster: str | None, install: bool, syzygy_path: str | None) -> None:
     """Learn the linear evaluation's weights from tablebase WDL labels and self-play results (logistic model)."""
     labels_path = ", ".join(labels_paths) or None
@@ -237,6 +255,8 @@ def tune(per_material: int, seed: int, pgn_path: str | None, pgn_per_game: int, 
     if labels_out and not (selfplay_games or (labels_path and score_nodes)):
         fail("--labels-out writes the labels of self-play games: give --selfplay-games N too (or --labels FILE "
              "with --score-nodes N)")
+    if selfplay_pieces != (labels.MIN_PIECES, labels.MAX_PIECES) and not selfplay_games:
+        fail("--selfplay-pieces chooses the pieces of the self-play games: give --selfplay-games N too")
     if cluster and not selfplay_games:
         fail("--cluster plays the self-play games on Ray: give --selfplay-games N too")
     try:
@@ -251,8 +271,8 @@ def tune(per_material: int, seed: int, pgn_path: str | None, pgn_per_game: int, 
     played = labels.read_label_files(labels_paths) if labels_paths else None
     backend = batch_backend(jobs, cluster, worker_syzygy_path(syzygy_path))
     if selfplay_games:
-        played = _play(prober, start, selfplay_games, selfplay_nodes, selfplay_per_game, score_nodes, seed, backend,
-                       labels_out, say, err)
+        played = _play(prober, start, selfplay_games, selfplay_nodes, selfplay_per_game, score_nodes, seed,
+                       selfplay_pieces, backend, labels_out, say, err)
     elif played is not None and score_nodes:
         _score(prober, start, played, score_nodes, backend, labels_path, labels_out, say, err)
     kept = f"the self-play labels are written to {labels_out}; " if labels_out else ""

@@ -141,6 +141,15 @@ def test_selfplay_games_are_the_same_in_two_processes(prober: Prober, selfplay_r
     assert two.labels == selfplay_run.labels and two.games == selfplay_run.games
 
 
+def test_selfplay_games_in_a_range_of_pieces(prober: Prober) -> None:
+    run = labels.selfplay_labels(prober, load_weights(), 2, nodes=100, seed=6, per_game=4, min_pieces=15,
+                                 max_pieces=16)
+    # The starts have 15 or 16 pieces and a game only loses men: every sample has 15 or 16.
+    assert len(run) > 0 and all(15 <= n <= 16 for n in run.piece_counts())
+    default = labels.selfplay_labels(prober, load_weights(), 2, nodes=100, seed=6, per_game=4)
+    assert [b.fen() for b in default.boards] != [b.fen() for b in run.boards]
+
+
 def test_random_materials_are_balanced_and_in_range() -> None:
     rng = random.Random(3)
     counts = []
@@ -299,6 +308,11 @@ def test_tune_scores_a_label_file_and_blends(syzygy_path: str, tmp_path: Path,
     (["--selfplay-share", "1"], "--selfplay-share"),
     (["--jobs", "0"], "--jobs"),
     (["--selfplay-games", "-1"], "--selfplay-games"),
+    (["--selfplay-pieces", "13-20"], "--selfplay-games"),
+    (["--selfplay-games", "2", "--selfplay-pieces", "5-20"], "--selfplay-pieces"),
+    (["--selfplay-games", "2", "--selfplay-pieces", "14-13"], "--selfplay-pieces"),
+    (["--selfplay-games", "2", "--selfplay-pieces", "13-21"], "--selfplay-pieces"),
+    (["--selfplay-games", "2", "--selfplay-pieces", "13"], "--selfplay-pieces"),
     (["--selfplay-games", "2", "--labels-out", "-", "--output", "-"], "standard output"),
 ])
 def test_bad_selfplay_options_give_one_line(syzygy_path: str, tmp_path: Path, extra: list[str], words: str) -> None:

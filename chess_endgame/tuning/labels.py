@@ -259,14 +259,16 @@ class SelfPlayWorker:
 
 
 def selfplay_labels(prober: Prober, weights: Weights, games: int, *, nodes: int, seed: int, per_game: int = PER_GAME,
-                    jobs: int = 1, max_plies: int = 400, score_nodes: int = 0, into: LabelSet | None = None,
+                    min_pieces: int = MIN_PIECES, max_pieces: int = MAX_PIECES, jobs: int = 1, max_plies: int = 400,
+                    score_nodes: int = 0, into: LabelSet | None = None,
                     progress: Callable[[GameLabels], None] | None = None, backend: Backend | None = None,
                     lost: Callable[[int, str], None] | None = None) -> LabelSet:
     """Labelled quiet positions from ``games`` self-play games (see the module's docstring).
 
     Games 0 .. ``games`` - 1 are played through the shared batch runner in ``jobs``
     processes (or on ``backend``, e.g. Ray actors): the same games for any of them.
-    ``progress`` sees each game as it ends; ``into`` gets them in game order when the
+    Their starts have ``min_pieces`` to ``max_pieces`` pieces (kings and pawns counted),
+    and so have the positions sampled from them. ``progress`` sees each game as it ends; ``into`` gets them in game order when the
     run ends, so a caller that catches Ctrl-C (re-raised here after the games played
     are in) keeps them. ``lost(number, why)`` hears of each game whose worker died
     under it (run once more; a game lost twice gives no labels).
@@ -274,7 +276,8 @@ def selfplay_labels(prober: Prober, weights: Weights, games: int, *, nodes: int,
     :raises BackendError: (or what a worker raised) when the run could not go on.
     """
     labels = into if into is not None else LabelSet()
-    kwargs = {"nodes": nodes, "seed": seed, "per_game": per_game, "max_plies": max_plies, "score_nodes": score_nodes}
+    kwargs = {"nodes": nodes, "seed": seed, "per_game": per_game, "max_plies": max_plies, "min_pieces": min_pieces,
+              "max_pieces": max_pieces, "score_nodes": score_nodes}
     directories = [os.path.abspath(d) for d in prober.files.directories]
     batch = run_batch(functools.partial(SelfPlayWorker, directories, weights, kwargs), range(games),
                       backend=backend or LocalProcesses(jobs), on_result=progress)
