@@ -87,8 +87,8 @@ def _piece_range(text: str) -> tuple[int, int]:
     except ValueError:
         first = last = 0
     if not dash or not labels.MIN_PIECES <= first <= last <= labels.MAX_PIECES:
-        raise click.BadParameter(f"takes MIN-MAX pieces, kings and pawns counted (13-20), with {labels.MIN_PIECES} <= "
-                                 f"MIN <= MAX <= {labels.MAX_PIECES}, not {text!r}")
+        raise click.BadParameter(f"takes MIN-MAX pieces, kings and pawns counted (13-20), with "
+                                 f"{labels.MIN_PIECES} <= MIN <= MAX <= {labels.MAX_PIECES}, not {text!r}")
     return first, last
 
 
@@ -116,8 +116,8 @@ def _play(prober: Prober, start: Weights, games: int, nodes: int, per_game: int,
                       "played; " + (f"their labels are written to {labels_out}" if labels_out else
                                     "nothing was written")):
             labels.selfplay_labels(prober, start, games, nodes=nodes, seed=seed, per_game=per_game,
-                                     min_pieces=pieces[0], max_pieces=pieces[1], score_nodes=score_nodes, backend=backend, into=played, progress=progress,
-                                     lost=lost)
+                                     min_pieces=pieces[0], max_pieces=pieces[1], score_nodes=score_nodes,
+                                     backend=backend, into=played, progress=progress, lost=lost)
     write()
     if labels_out and not err:
         say(f"self-play labels written to {labels_out}")
@@ -236,7 +236,8 @@ def tune(per_material: int, seed: int, pgn_path: str | None, pgn_per_game: int, 
          holdout: float, learn: tuple[str, ...], buckets_text: str | None, learn_buckets: tuple[str, ...],
          start_path: str | None, output: str,
          match_games: int, match_nodes: int, selfplay_games: int, selfplay_nodes: int,
-         selfplay_pieces: tuple[int, int], selfplay_per_game: int, selfplay_share: float, score_nodes: int, score_share: float, labels_paths: tuple[str, ...],
+         selfplay_pieces: tuple[int, int], selfplay_per_game: int, selfplay_share: float, score_nodes: int,
+         score_share: float, labels_paths: tuple[str, ...],
          labels_out: str | None, jobs: int, cluster: str | None, install: bool, syzygy_path: str | None) -> None:
     """Learn the linear evaluation's weights from tablebase WDL labels and self-play results (logistic model)."""
     labels_path = ", ".join(labels_paths) or None

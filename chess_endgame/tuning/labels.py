@@ -268,10 +268,11 @@ def selfplay_labels(prober: Prober, weights: Weights, games: int, *, nodes: int,
     Games 0 .. ``games`` - 1 are played through the shared batch runner in ``jobs``
     processes (or on ``backend``, e.g. Ray actors): the same games for any of them.
     Their starts have ``min_pieces`` to ``max_pieces`` pieces (kings and pawns counted),
-    and so have the positions sampled from them. ``progress`` sees each game as it ends; ``into`` gets them in game order when the
-    run ends, so a caller that catches Ctrl-C (re-raised here after the games played
-    are in) keeps them. ``lost(number, why)`` hears of each game whose worker died
-    under it (run once more; a game lost twice gives no labels).
+    and so have the positions sampled from them. ``progress`` sees each game as it
+    ends; ``into`` gets them in game order when the run ends, so a caller that
+    catches Ctrl-C (re-raised here after the games played are in) keeps them.
+    ``lost(number, why)`` hears of each game whose worker died under it (run once
+    more; a game lost twice gives no labels).
 
     :raises BackendError: (or what a worker raised) when the run could not go on.
     """
