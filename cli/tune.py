@@ -313,7 +313,7 @@ def tune(per_material: int, seed: int, pgn_path: str | None, pgn_per_game: int, 
         for g in report.groups:
             say(f"{g.name:<26}{g.size:>10}" + "".join(f"{_figure(v, '.4f'):>12}" for v in (g.hand_loss, g.tuned_loss))
                 + "".join(f"{_figure(100 * v, '.1f', '%'):>12}" for v in (g.hand_sign, g.tuned_sign)))
-    compared = run.start or start
+    compared = run.start
     changed = sorted(zip(compared.names(), compared.vector, tuned, strict=True), key=lambda t: -abs(t[2] - t[1]))
     say("largest changes: " + ", ".join(f"{n} {a:.1f}->{b:.1f}" for n, a, b in changed[:6]))
     held_back = [n for n, f in zip(compared.names(), frozen, strict=True) if f]

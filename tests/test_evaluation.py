@@ -245,6 +245,14 @@ def test_weight_file_must_match_the_terms(tmp_path: Path) -> None:
     save_weights(two, str(saved))
     again = load_weights(str(saved))
     assert again.buckets == (10,) and (again.vector == two.vector).all()
+    # A set's "men" label, where it has one, must be its bucket's.
+    labelled = json.loads(saved.read_text())
+    assert [one["men"] for one in labelled["weights"]] == ["2-10", "11-32"]
+    labelled["buckets"] = [12]
+    saved.write_text(json.dumps(labelled))
+    mislabelled = r"labelled for 2-10, 11-32 men, but the buckets \[12\] make them 2-12, 13-32"
+    with pytest.raises(WeightsError, match=mislabelled):
+        load_weights(str(saved))
     with pytest.raises(WeightsError, match="1 bucket bound.* need 2 set"):
         load_weights(_write(tmp_path, [good], version=3, buckets=[10]))
     with pytest.raises(WeightsError, match="ascending men counts"):

@@ -104,7 +104,7 @@ class Weights:
         return [f"{name} [{men} men]" for men in self.ranges() for name in FEATURES]
 
     def __getitem__(self, name: str) -> float:
-        """A weight by feature name, from the first bucket (every bucket, when there is one)."""
+        """A weight by feature name, from the first bucket (the fewest men; the only one without buckets)."""
         return float(self.vector[INDEX[name]])
 
     def as_dict(self) -> dict[str, float]:
@@ -158,7 +158,12 @@ def load_weights(path: str = WEIGHTS_FILE) -> Weights:
         raise WeightsError(f"{path}: {len(buckets)} bucket bound(s) need {len(buckets) + 1} set(s) of weights, "
                            f"not {len(sets)}")
     values = [v for one in sets for v in _weight_set(path, one)]
-    return Weights(np.array(values, dtype=np.float64), str(data.get("source", "unknown")), tuple(buckets))
+    loaded = Weights(np.array(values, dtype=np.float64), str(data.get("source", "unknown")), tuple(buckets))
+    labelled = [(one.get("men"), men) for one, men in zip(sets, loaded.ranges(), strict=True) if "men" in one]
+    if any(said != men for said, men in labelled):
+        raise WeightsError(f"{path}: the sets are labelled for {', '.join(str(s) for s, _ in labelled)} men, but the "
+                           f"buckets {buckets!r} make them {', '.join(loaded.ranges())}")
+    return loaded
 
 
 def save_weights(weights: Weights, out: str | TextIO = WEIGHTS_FILE, *, comment: str = "") -> None:

@@ -36,13 +36,13 @@ class FitRun:
     #: Features kept at the start weights (too little support, or mating guides).
     frozen: np.ndarray
     report: Report
+    #: The start weights in the tuned weights' buckets (what ``tuned`` is compared with, weight for weight).
+    start: Weights
     #: Self-play positions in the train and held-out sets, and the games held out.
     selfplay_train: int = 0
     selfplay_held: int = 0
     held_games: int = 0
     groups: dict[str, Dataset] = field(default_factory=dict)
-    #: The start weights in the tuned weights' buckets (what ``tuned`` is compared with, weight for weight).
-    start: Weights | None = None
 
 
 def with_selfplay(train: Dataset, held: Dataset, played: LabelSet, holdout: float, seed: int, share: float,
@@ -154,5 +154,6 @@ def fit_weights(prober: Prober, start: Weights, *, per_material: int, seed: int,
     result = Weights(tuned.reshape(-1), start.source, start.buckets)
     report = evaluate_fit(_compared(train, start, result), _compared(held, start, result), np.array([1.0, 0.0]),
                           np.array([0.0, 1.0]), k, {name: _compared(g, start, result) for name, g in groups.items()})
-    return FitRun(result.vector, k, frozen.reshape(-1), report, sum(1 for s in train.source if s == "selfplay"),
-                  sum(1 for s in held.source if s == "selfplay"), held_games, groups, start)
+    return FitRun(result.vector, k, frozen.reshape(-1), report, start,
+                  sum(1 for s in train.source if s == "selfplay"), sum(1 for s in held.source if s == "selfplay"),
+                  held_games, groups)
