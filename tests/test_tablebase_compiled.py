@@ -76,6 +76,7 @@ def test_material_keys_name_tables() -> None:
 
 
 def test_a_missing_table_is_named_as_python_chess_names_it(syzygy_dir: Path, tmp_path: Path) -> None:
+    require_tables(Prober(str(syzygy_dir)), "KRPvKR")
     for name in ("KRPvKR.rtbw", "KRPvKR.rtbz"):
         shutil.copy(syzygy_dir / name, tmp_path / name)
     board = chess.Board("8/8/8/4k3/R7/5P2/6K1/r7 b - - 0 1")  # Rxa4 leads into KPvKR
