@@ -91,8 +91,10 @@ def test_code_without_counts_cannot_set_a_field() -> None:
 
 def test_the_reassociated_weighted_sum_is_the_dot_product() -> None:
     rng = np.random.default_rng(5)
-    weights = rng.uniform(-100, 100, features.N_FEATURES)
+    weights = rng.uniform(-100, 100, features.N_FEATURES)  # the feature vector's order: tempo, then mg, eg pairs
     raw = np.where(rng.random(features.N_TERMS) < 0.1, rng.integers(-3, 4, features.N_TERMS), 0).astype(float)
     mg, eg = 0.375, 0.5
     expected = float(np.dot(weights[1::2], raw) * mg + np.dot(weights[2::2], raw) * eg)
-    assert features.weighted_sum(weights, raw, mg, eg) == pytest.approx(expected, rel=1e-12, abs=1e-9)
+    row = features.planar(weights[None, :])[0]
+    assert row[0] == weights[0] and row.shape == weights.shape
+    assert features.weighted_sum(row, raw, mg, eg) == pytest.approx(expected, rel=1e-12, abs=1e-9)

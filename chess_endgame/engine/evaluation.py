@@ -247,9 +247,10 @@ class Evaluator:
 
     def __init__(self, weights: Weights | None = None) -> None:
         self.weights = weights or load_weights()
-        #: The weights as the compiled :func:`.core.features.evaluate` takes them: a row for each count of men
-        #: (``matrix[men, 0]`` the tempo).
-        self.matrix = self.weights.by_men()
+        self._by_men = self.weights.by_men()
+        #: The weights as the compiled :func:`.core.features.evaluate` takes them (:func:`.core.features.planar`):
+        #: a row for each count of men (``matrix[men, 0]`` the tempo).
+        self.matrix = _core.planar(self._by_men)
         self._scratch = np.empty(_core.SCRATCH_SIZE, dtype=np.float64)
         self.pawn_keys, self.pawn_terms = _core.new_pawn_table()
 
@@ -264,7 +265,7 @@ class Evaluator:
         sign = 1 if board.turn else -1
         eg = (1.0 - mg) * scale
         men = len(board.piece_map())
-        v = self.matrix[men]
+        v = self._by_men[men]
         parts = []
         k = 0
         for family, names in FAMILIES:

@@ -1,9 +1,9 @@
 """Bitboards (``np.uint64``, bit ``i`` = square ``i``, a1 = 0) and the attack tables built at import.
 
-Sliding attacks are classical ray attacks: the ray from a square in a direction,
-cut behind its first blocker. Bits are found and counted by the processor's instructions (LLVM's
-``cttz``, ``ctlz`` and ``ctpop``; plain Python's ``int`` methods without numba). Every table is a
-numpy array that the compiled functions read as a constant.
+Sliding attacks are classical ray attacks: the ray from a square in a direction, cut behind its first
+blocker, which a bit beyond the ray's far end lets the bit scan find without a branch. Bits are found and
+counted by the processor's instructions (LLVM's ``cttz``, ``ctlz`` and ``ctpop``; plain Python's ``int``
+methods without numba). Every table is a numpy array that the compiled functions read as a constant.
 """
 
 from __future__ import annotations
@@ -48,6 +48,11 @@ for _d, (_df, _dr) in enumerate(_DIRECTIONS):
             _f, _r = _f + _df, _r + _dr
             _bb |= 1 << (_r * 8 + _f)
         RAYS[_d, _s] = _bb
+
+#: Squares a bishop (``BISHOP_LINES``) or rook (``ROOK_LINES``) on a square attacks on an empty board: a slider off
+#: these lines cannot attack the square, whatever stands between.
+BISHOP_LINES = RAYS[1] | RAYS[3] | RAYS[5] | RAYS[7]
+ROOK_LINES = RAYS[0] | RAYS[2] | RAYS[4] | RAYS[6]
 
 
 if COMPILED:
@@ -108,28 +113,38 @@ else:
         return np.int64(int(b).bit_count())
 
 
+#: A bit beyond every ray that goes up the board (no such ray leaves h8) and one below every ray that goes down
+#: (none leaves a1): :func:`_up` and :func:`_down` find a ray's first blocker without a branch.
+_TOP = U64(1 << 63)
+_BOTTOM = ONE
+
+
 @njit
-def _ray(direction, square, occupied):
+def _up(direction, square, occupied):
+    """The ray up the board from ``square`` cut behind its first blocker (the lowest bit)."""
     attacks = RAYS[direction, square]
-    blockers = attacks & occupied
-    if blockers:
-        blocker = lsb(blockers) if direction < 4 else msb(blockers)
-        attacks ^= RAYS[direction, blocker]
-    return attacks
+    return attacks ^ RAYS[direction, lsb((attacks & occupied) | _TOP)]
+
+
+@njit
+def _down(direction, square, occupied):
+    """The ray down the board from ``square`` cut behind its first blocker (the highest bit)."""
+    attacks = RAYS[direction, square]
+    return attacks ^ RAYS[direction, msb((attacks & occupied) | _BOTTOM)]
 
 
 @njit
 def rook_attacks(square, occupied):
     """Squares a rook on ``square`` attacks (up to and including the first blocker each way)."""
-    return _ray(0, square, occupied) | _ray(2, square, occupied) | _ray(4, square, occupied) | \
-        _ray(6, square, occupied)
+    return _up(0, square, occupied) | _up(2, square, occupied) | _down(4, square, occupied) | \
+        _down(6, square, occupied)
 
 
 @njit
 def bishop_attacks(square, occupied):
     """Squares a bishop on ``square`` attacks."""
-    return _ray(1, square, occupied) | _ray(3, square, occupied) | _ray(5, square, occupied) | \
-        _ray(7, square, occupied)
+    return _up(1, square, occupied) | _up(3, square, occupied) | _down(5, square, occupied) | \
+        _down(7, square, occupied)
 
 
 @njit

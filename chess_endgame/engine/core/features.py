@@ -65,7 +65,7 @@ from chess_endgame.engine.core.scale import (
 )
 
 __all__ = ["FAMILIES", "FEATURES", "MAX_MEN", "N_FEATURES", "N_TERMS", "SCRATCH_SIZE", "TERMS", "evaluate",
-           "feature_rows", "features_into", "new_pawn_table", "phase_and_scale", "terms_into", "weighted_sum"]
+           "feature_rows", "features_into", "new_pawn_table", "phase_and_scale", "planar", "terms_into", "weighted_sum"]
 
 MOBILITY = (("knight", 9), ("bishop", 14), ("rook", 15), ("queen", 28))
 PIECES = ("pawn", "knight", "bishop", "rook", "queen", "king")
@@ -300,9 +300,10 @@ def _threats(t, bb, color, sign, occupied, maps):
     t[I_HANGING] += sign * popcount(our_all & their_pieces & ~their_all)
     king = msb(bb[them + 6])
     safe = ~bb[8 * color] & ~their_all
-    diagonal = bishop_attacks(king, occupied)
-    straight = rook_attacks(king, occupied)
     t[I_CHECK] += sign * popcount(KNIGHT[king] & maps[mine + 1] & safe)
+    # The checking squares of the sliders are traced only for the sliders the side has.
+    diagonal = bishop_attacks(king, occupied) if maps[mine + 2] | maps[mine + 4] else ZERO
+    straight = rook_attacks(king, occupied) if maps[mine + 3] | maps[mine + 4] else ZERO
     t[I_CHECK + 1] += sign * popcount(diagonal & maps[mine + 2] & safe)
     t[I_CHECK + 2] += sign * popcount(straight & maps[mine + 3] & safe)
     t[I_CHECK + 3] += sign * popcount((diagonal | straight) & maps[mine + 4] & safe)
@@ -449,28 +450,42 @@ def features_into(bb, turn, out, pawn_keys, pawn_terms, maps):
     _expand(out, mg, (1.0 - mg) * scale)
 
 
+def planar(matrix: np.ndarray) -> np.ndarray:
+    """The weights by men in the feature vector's order (``float64[MAX_MEN + 1, N_FEATURES]``: the tempo, then each
+    term's middlegame and endgame weight in turn) as :func:`evaluate` reads them: each row the tempo, then every
+    term's middlegame weight, then every term's endgame weight (two contiguous runs, which the compiler vectorises
+    better than the pairs)."""
+    out = np.empty((matrix.shape[0], N_FEATURES), dtype=np.float64)
+    out[:, 0] = matrix[:, 0]
+    out[:, 1:1 + N_TERMS] = matrix[:, 1::2]
+    out[:, 1 + N_TERMS:] = matrix[:, 2::2]
+    return out
+
+
 @njit(reassociate=True)
 def weighted_sum(weights, raw, mg, eg):
-    """White's score before the tempo: ``sum(weights[1 + 2k] * raw[k]) * mg + sum(weights[2 + 2k] * raw[k]) * eg``
-    over the terms ``raw`` (White's view), the middlegame and endgame sums blended by ``mg`` and ``eg``.
+    """White's score before the tempo: ``sum(weights[1 + k] * raw[k]) * mg + sum(weights[1 + n + k] * raw[k]) * eg``
+    over the ``n`` terms ``raw`` (White's view), with ``weights`` a row of :func:`planar` weights, the middlegame and
+    endgame sums blended by ``mg`` and ``eg``.
 
     The sums are reassociated (see :func:`.jit.njit`) so that the compiler vectorises them, which is several
     times faster than a sum in order that skips the zero terms; the value equals the feature vector's dot
     product with the weights up to rounding in the last bits."""
+    n = raw.shape[0]
     middle = 0.0
     end = 0.0
-    for k in range(raw.shape[0]):
-        middle += weights[1 + 2 * k] * raw[k]
-        end += weights[2 + 2 * k] * raw[k]
+    for k in range(n):
+        middle += weights[1 + k] * raw[k]
+        end += weights[1 + n + k] * raw[k]
     return middle * mg + end * eg
 
 
 @njit
 def evaluate(bb, turn, weights, scratch, pawn_keys, pawn_terms):
     """Centipawns from the side to move: ``round(w[0] + (score if White to move else -score))``, with ``w`` the
-    row of ``weights`` (``float64[MAX_MEN + 1, N_FEATURES]``) for the number of men on the board and ``score``
-    White's :func:`weighted_sum` of the terms by ``w`` (Python's ``round``, half to even). ``scratch`` is
-    ``float64[SCRATCH_SIZE]``."""
+    row of ``weights`` (:func:`planar`, ``float64[MAX_MEN + 1, N_FEATURES]``) for the number of men on the board
+    and ``score`` White's :func:`weighted_sum` of the terms by ``w`` (Python's ``round``, half to even).
+    ``scratch`` is ``float64[SCRATCH_SIZE]``."""
     weights = weights[popcount(bb[0] | bb[8])]
     raw = scratch[:N_TERMS]
     terms_into(bb, turn, raw, pawn_keys, pawn_terms, scratch[N_FEATURES:N_FEATURES + 12].view(np.uint64))

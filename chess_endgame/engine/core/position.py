@@ -25,9 +25,11 @@ import numpy as np
 
 from chess_endgame.engine.core.bits import (
     BETWEEN,
+    BISHOP_LINES,
     KING,
     KNIGHT,
     PAWN,
+    ROOK_LINES,
     SQUARE,
     U64,
     ZERO,
@@ -158,10 +160,16 @@ def attackers(bb, square, color, occupied):
     """Pieces of ``color`` that attack ``square`` with the given occupancy."""
     base = 8 * color
     queens = bb[base + QUEEN_T]
-    return (KNIGHT[square] & bb[base + KNIGHT_T] | KING[square] & bb[base + KING_T]
-            | PAWN[1 - color, square] & bb[base + PAWN_T]
-            | bishop_attacks(square, occupied) & (bb[base + BISHOP_T] | queens)
-            | rook_attacks(square, occupied) & (bb[base + ROOK_T] | queens)) & occupied
+    found = KNIGHT[square] & bb[base + KNIGHT_T] | KING[square] & bb[base + KING_T] \
+        | PAWN[1 - color, square] & bb[base + PAWN_T]
+    # A slider's rays are traced only when one stands on the square's lines (most endings have few sliders).
+    diagonal = (bb[base + BISHOP_T] | queens) & BISHOP_LINES[square]
+    if diagonal:
+        found |= bishop_attacks(square, occupied) & diagonal
+    straight = (bb[base + ROOK_T] | queens) & ROOK_LINES[square]
+    if straight:
+        found |= rook_attacks(square, occupied) & straight
+    return found & occupied
 
 
 @njit
@@ -210,8 +218,7 @@ def pinned(bb, us, king, occupied):
     """Our pieces pinned to our king."""
     them = 8 * (1 - us)
     queens = bb[them + QUEEN_T]
-    snipers = (rook_attacks(king, ZERO) & (bb[them + ROOK_T] | queens)
-               | bishop_attacks(king, ZERO) & (bb[them + BISHOP_T] | queens))
+    snipers = ROOK_LINES[king] & (bb[them + ROOK_T] | queens) | BISHOP_LINES[king] & (bb[them + BISHOP_T] | queens)
     result = ZERO
     while snipers:
         between = BETWEEN[king, lsb(snipers)] & occupied
