@@ -246,6 +246,18 @@ def _castling_rook(frm, to):
 
 
 @njit
+def key_hint(mailbox, state, keys, move):
+    """The key after ``move``, for a prefetch of its TT bucket: exact for a move or capture that changes no
+    castling right and no en passant square (other moves give a key the TT may not hold: a wasted prefetch)."""
+    frm, to = move & 63, (move >> 6) & 63
+    piece = mailbox[frm]
+    key = keys[state[PLY]] ^ Z_TURN ^ Z_PIECE[piece, frm] ^ Z_PIECE[piece, to]
+    if mailbox[to]:
+        key ^= Z_PIECE[mailbox[to], to]
+    return key
+
+
+@njit
 def make(bb, mailbox, state, keys, undo, move):
     """Play a legal ``move``."""
     p = state[PLY]

@@ -32,11 +32,13 @@ from chess_endgame.engine.core.position import (
     TURN,
     attacks_by,
     checkers,
+    key_hint,
     make,
     pinned,
     unmake,
 )
 from chess_endgame.engine.core.transposition import EXACT, LOWER, NO_STATIC, UPPER, bound_of, depth_of, score_of
+from chess_endgame.engine.core.transposition import prefetch as tt_prefetch
 from chess_endgame.engine.core.transposition import probe as tt_probe
 from chess_endgame.engine.core.treestate import (
     MATE,
@@ -107,6 +109,8 @@ def qsearch(t, alpha, beta, ply, first, check, known, check_fn):
         moves[kept] = move
         scores[kept] = gain * 10 - attacker // 100
         kept += 1
+    for i in range(kept):  # every child probes the TT first: their buckets come from memory together
+        tt_prefetch(t.tt, key_hint(mailbox, state, t.keys, moves[i]))
     for i in range(kept):
         best_i = i
         for j in range(i + 1, kept):

@@ -16,7 +16,7 @@ from __future__ import annotations
 import numpy as np
 
 from chess_endgame.engine.core.bits import U64, ZERO
-from chess_endgame.engine.core.jit import njit
+from chess_endgame.engine.core.jit import COMPILED, njit
 
 #: Words a bucket: two entries of (key ^ data, data).
 BUCKET_WORDS = 4
@@ -69,6 +69,36 @@ def bound_of(data):
 @njit
 def age_of(data):
     return np.int64(data >> U64(AGE_SHIFT))
+
+
+if COMPILED:
+    from llvmlite import ir
+    from numba.core import cgutils, types
+    from numba.extending import intrinsic
+
+    @intrinsic
+    def _prefetch_address(typingctx, address):
+        """LLVM's ``prefetch`` of the cache line at ``address`` (a read, kept in every cache level)."""
+        def codegen(context, builder, signature, args):
+            pointer_type = ir.IntType(8).as_pointer()
+            i32 = ir.IntType(32)
+            function = cgutils.get_or_insert_function(
+                builder.module, ir.FunctionType(ir.VoidType(), [pointer_type, i32, i32, i32]), "llvm.prefetch.p0")
+            builder.call(function, [builder.inttoptr(args[0], pointer_type), ir.Constant(i32, 0),
+                                    ir.Constant(i32, 3), ir.Constant(i32, 1)])
+            return context.get_dummy_value()
+
+        return types.none(types.intp), codegen
+
+    @njit
+    def prefetch(table, key):
+        """Ask the processor to bring ``key``'s bucket into the cache, so that its probe a little later (the
+        child node's, after a move is made) does not wait for memory."""
+        row = np.intp(key & U64(table.shape[0] - 1))
+        _prefetch_address(table.ctypes.data + row * np.intp(BUCKET_WORDS * 8))
+else:
+    def prefetch(table, key):
+        """A no-op without numba (plain Python has no use for a cache hint)."""
 
 
 @njit

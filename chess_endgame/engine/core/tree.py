@@ -45,6 +45,7 @@ from chess_endgame.engine.core.transposition import (
     move_of,
     score_of,
 )
+from chess_endgame.engine.core.transposition import prefetch as tt_prefetch
 from chess_endgame.engine.core.transposition import probe as tt_probe
 from chess_endgame.engine.core.treestate import (
     FIRST_PLY,
@@ -202,6 +203,7 @@ def search(t, depth, alpha, beta, ply, pv_node, cut_node, null_ok, check, known,
                 reduction = 3 + depth // 4 + min(2, (static - beta) // 200)
                 t.played[ply] = -1
                 make_null(bb, state, t.keys, t.undo)
+                tt_prefetch(t.tt, t.keys[state[PLY]])
                 score = -search(t, depth - 1 - reduction, -beta, -beta + 1, ply + 1, NO, 1 - cut_node, NO, ZERO, NO,
                                 probe, check_fn)
                 unmake_null(state, t.undo)
@@ -232,6 +234,7 @@ def search(t, depth, alpha, beta, ply, pv_node, cut_node, null_ok, check, known,
                 if see(t, move) < probcut_beta - static:
                     continue
                 make(bb, t.mailbox, state, t.keys, t.undo, move)
+                tt_prefetch(t.tt, t.keys[state[PLY]])
                 t.played[ply] = piece_to(t.mailbox[(move >> 6) & 63], (move >> 6) & 63)
                 value = -qsearch(t, -probcut_beta, -probcut_beta + 1, ply + 1, YES, ZERO, NO, check_fn)
                 if value >= probcut_beta and not t.counters[STOPPED]:
@@ -293,6 +296,7 @@ def search(t, depth, alpha, beta, ply, pv_node, cut_node, null_ok, check, known,
         if quiet and quiets >= late and best > -TB_BOUND and not pawn_move:
             continue  # late move pruning (pawn moves, passers among them, are kept)
         make(bb, t.mailbox, state, t.keys, t.undo, move)
+        tt_prefetch(t.tt, t.keys[state[PLY]])  # the child probes it: let memory work while this node goes on
         t.played[ply] = piece_to(t.mailbox[to], to)
         child_check = checkers(bb, state)
         gives_check = child_check != ZERO
