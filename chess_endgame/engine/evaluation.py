@@ -85,8 +85,8 @@ class Weights:
         return [f"{edges[i] + 1}-{edges[i + 1]}" for i in range(len(edges) - 1)]
 
     def by_men(self) -> np.ndarray:
-        """The weights of each count of men, 0 to :data:`MAX_MEN` (a row each), as :func:`.core.features.evaluate`
-        takes them."""
+        """The weights of each count of men, 0 to :data:`MAX_MEN` (a row each, in the feature vector's order;
+        :func:`.core.features.planar` lays them out as the compiled evaluation reads them)."""
         return np.ascontiguousarray(self.rows[[self.bucket_of(m) for m in range(MAX_MEN + 1)]], dtype=np.float64)
 
     def rebucketed(self, buckets: tuple[int, ...]) -> Weights:
