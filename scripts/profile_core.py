@@ -22,6 +22,7 @@ import argparse
 import importlib
 import os
 import pkgutil
+import shutil
 import subprocess
 import sys
 import tempfile
@@ -33,7 +34,9 @@ import chess_endgame.engine.core as core_package
 from chess_endgame.engine.result import Limits
 from chess_endgame.engine.search import Searcher
 
-#: Endings of 6 to 9 men and one middlegame, none in the tables (the searches probe nothing).
+NM = "nm"
+
+#: Endings of 8 to 10 men and one middlegame (the searcher has no tables: it probes nothing).
 POSITIONS = ["8/8/4kpp1/3p1b2/p6P/2B5/6P1/6K1 b - - 0 1", "8/5pk1/6p1/8/2r5/6P1/5PK1/3R4 w - - 0 1",
              "8/2k5/1p6/p1p5/P1P2K2/1P6/8/8 w - - 0 1", "2r3k1/5pp1/7p/8/8/6P1/5PKP/2R5 w - - 0 1",
              "r4rk1/1pp2ppp/p1n5/3q4/3P4/2P2N2/PP3PPP/R2Q1RK1 w - - 0 1"]
@@ -63,7 +66,7 @@ def perf_map(objects: str | None) -> list[str]:
             with tempfile.NamedTemporaryFile(suffix=".o") as f:
                 f.write(code)
                 f.flush()
-                symbols = subprocess.run(["nm", "-S", "--defined-only", f.name], capture_output=True,
+                symbols = subprocess.run([NM, "-S", "--defined-only", f.name], capture_output=True,
                                          text=True, check=True).stdout
             if objects:
                 with open(os.path.join(objects, f"{function.__module__}.{function.__name__}.o"), "wb") as out:
@@ -71,8 +74,9 @@ def perf_map(objects: str | None) -> list[str]:
             text = [line.split() for line in symbols.splitlines()]
             text = [(int(a, 16), int(s, 16), name) for a, s, kind, name in (t for t in text if len(t) == 4)
                     if kind in "tT"]
-            base = next((library.get_pointer_to_function(name) - offset for offset, _, name in text
-                         if library.get_pointer_to_function(name)), None)
+            # Where the library sits in memory: an exported function's address less its offset in the object.
+            addresses = ((library.get_pointer_to_function(name), offset) for offset, _, name in text)
+            base = next((address - offset for address, offset in addresses if address), None)
             if base is not None:
                 lines += [f"{base + offset:x} {size:x} {name}" for offset, size, name in text]
     return lines
@@ -83,7 +87,13 @@ def main() -> int:
     parser.add_argument("--seconds", type=float, default=3.0, help="search time a position (default 3)")
     parser.add_argument("--objects", metavar="DIR", help="also write each function's object file to DIR")
     args = parser.parse_args()
+    if not args.seconds > 0:
+        parser.error(f"--seconds must be above 0, not {args.seconds}")
+    if shutil.which(NM) is None:
+        parser.error("nm (binutils) is needed to read the compiled functions' symbols: install binutils")
     if args.objects:
+        if os.path.exists(args.objects) and not os.path.isdir(args.objects):
+            parser.error(f"--objects {args.objects}: not a directory")
         os.makedirs(args.objects, exist_ok=True)
     searcher = Searcher()
     searcher.search(chess.Board(POSITIONS[0]), Limits(depth=2))  # compiles the core (about a minute)
