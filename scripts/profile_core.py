@@ -31,6 +31,7 @@ import time
 import chess
 
 import chess_endgame.engine.core as core_package
+from chess_endgame.engine.core.jit import COMPILED
 from chess_endgame.engine.result import Limits
 from chess_endgame.engine.search import Searcher
 
@@ -89,6 +90,8 @@ def main() -> int:
     args = parser.parse_args()
     if not args.seconds > 0:
         parser.error(f"--seconds must be above 0, not {args.seconds}")
+    if not COMPILED:
+        parser.error("the core is not compiled here (numba missing, or NUMBA_DISABLE_JIT=1): nothing to profile")
     if shutil.which(NM) is None:
         parser.error("nm (binutils) is needed to read the compiled functions' symbols: install binutils")
     if args.objects:

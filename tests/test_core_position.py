@@ -18,6 +18,7 @@ from chess_endgame.bench.perft import python_perft
 from chess_endgame.board import random_position
 from chess_endgame.engine.core import position as core
 from chess_endgame.engine.core.movegen import generate, perft
+from chess_endgame.engine.result import encode
 
 #: (FEN, depth): each feature named in the comment is reached within the depth.
 PERFT = [
@@ -71,10 +72,6 @@ ENDGAMES = ("KPvK", "KPPvKP", "KRPvKR", "KQvKR", "KRPPvKRP", "KBNPvKNP", "KQPvKQ
 #: Openings and middlegames of the random games (castling rights, en passant).
 STARTS = (chess.STARTING_FEN, PERFT[1][0], PERFT[3][0], PERFT[5][0], PERFT[6][0],
           "rnbqkbnr/pp1p1ppp/8/2pPp3/8/8/PPP1PPPP/RNBQKBNR w KQkq c6 0 3")
-
-
-def encode(move: chess.Move) -> int:
-    return move.from_square | move.to_square << 6 | (move.promotion or 0) << 12
 
 
 def buffer() -> np.ndarray:
@@ -280,8 +277,7 @@ def test_the_key_hint_is_the_key_after_a_move_that_changes_no_right() -> None:
             position = core.Position(board)
             bb, mailbox, state, keys, undo = position.arrays()
             for move in moves:
-                code = move.from_square | move.to_square << 6 | (move.promotion or 0) << 12
-                hint = core.key_hint(mailbox, state, keys, code)
+                hint = core.key_hint(mailbox, state, keys, encode(move))
                 after = board.copy(stack=False)
                 after.push(move)
                 plain = not move.promotion and not board.is_castling(move) and not board.is_en_passant(move) \

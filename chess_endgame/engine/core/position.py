@@ -247,8 +247,9 @@ def _castling_rook(frm, to):
 
 @njit
 def key_hint(mailbox, state, keys, move):
-    """The key after ``move``, for a prefetch of its TT bucket: exact for a move or capture that changes no
-    castling right and no en passant square (other moves give a key the TT may not hold: a wasted prefetch)."""
+    """The key after ``move``, for a prefetch of its TT bucket: exact for a move or capture that promotes
+    nothing and changes no castling right and no en passant square (other moves give a key the TT may not
+    hold: a wasted prefetch)."""
     frm, to = move & 63, (move >> 6) & 63
     piece = mailbox[frm]
     key = keys[state[PLY]] ^ Z_TURN ^ Z_PIECE[piece, frm] ^ Z_PIECE[piece, to]
