@@ -94,7 +94,21 @@ def test_the_reassociated_weighted_sum_is_the_dot_product() -> None:
     weights = rng.uniform(-100, 100, features.N_FEATURES)  # the feature vector's order: tempo, then mg, eg pairs
     raw = np.where(rng.random(features.N_TERMS) < 0.1, rng.integers(-3, 4, features.N_TERMS), 0).astype(float)
     mg, eg = 0.375, 0.5
-    expected = float(np.dot(weights[1::2], raw) * mg + np.dot(weights[2::2], raw) * eg)
     row = features.planar(weights[None, :])[0]
     assert row[0] == weights[0] and row.shape == weights.shape
-    assert features.weighted_sum(row, raw, mg, eg) == pytest.approx(expected, rel=1e-12, abs=1e-9)
+    # The sparse block (square tables, mobility) is read from notes, one a man (+1 White, -1 Black); what the
+    # dense terms hold there is ignored.
+    maps = np.zeros(features.MAPS_SIZE, dtype=np.uint64)
+    notes = [2 * k + (1 if raw[k] < 0 else 0) for k in range(features.SPARSE_FIRST, features.SPARSE_END)
+             for _ in range(abs(int(raw[k])))][:2 * features.MAX_MEN]
+    sparse = np.zeros_like(raw)
+    for code in notes:
+        sparse[code >> 1] += -1.0 if code & 1 else 1.0
+    raw[features.SPARSE_FIRST:features.SPARSE_END] = sparse[features.SPARSE_FIRST:features.SPARSE_END]
+    expected = float(np.dot(weights[1::2], raw) * mg + np.dot(weights[2::2], raw) * eg)
+    maps[features.NOTE_COUNT] = len(notes)
+    maps[features.NOTE_COUNT + 1:features.NOTE_COUNT + 1 + len(notes)] = notes
+    garbage = raw.copy()
+    garbage[features.SPARSE_FIRST:features.SPARSE_END] = rng.uniform(-9, 9, features.SPARSE_END - features.SPARSE_FIRST)
+    assert len(notes) > 10
+    assert features.weighted_sum(row, garbage, maps, mg, eg) == pytest.approx(expected, rel=1e-12, abs=1e-9)

@@ -202,8 +202,9 @@ def test_pawn_table_collisions_keep_their_own_terms() -> None:
     out, expected = np.empty(len(FEATURES)), np.empty(len(FEATURES))
     for board in (first, second, first, second):
         bb = bitboards(board)
-        core.features_into(bb, int(board.turn), out, keys, terms, np.zeros(12, dtype=np.uint64))
-        core.features_into(bb, int(board.turn), expected, *core.new_pawn_table(), np.zeros(12, dtype=np.uint64))
+        maps = np.zeros(core.MAPS_SIZE, dtype=np.uint64)
+        core.features_into(bb, int(board.turn), out, keys, terms, maps)
+        core.features_into(bb, int(board.turn), expected, *core.new_pawn_table(), maps)
         assert out.tolist() == expected.tolist() == features(board), board.fen()
         assert (keys[slot, 0], keys[slot, 1]) == (bb[9], bb[1])
 

@@ -199,7 +199,7 @@ def features(board: chess.Board) -> list[float]:
     """The feature vector of ``board`` (White's view; ``tempo`` is 1), ordered like :data:`FEATURES`."""
     out = np.empty(_N, dtype=np.float64)
     _core.features_into(bitboards(board), 1 if board.turn else 0, out, _PAWN_KEYS, _PAWN_TERMS,
-                        np.zeros(12, dtype=np.uint64))
+                        np.zeros(_core.MAPS_SIZE, dtype=np.uint64))
     return out.tolist()
 
 
@@ -207,7 +207,8 @@ def terms(board: chess.Board) -> tuple[list[float], float, float]:
     """(every term of :data:`TERMS`, White's view; ``mg``; the endgame scale factor) of ``board``."""
     raw = np.empty(N_TERMS, dtype=np.float64)
     bb = bitboards(board)
-    _core.terms_into(bb, 1 if board.turn else 0, raw, _PAWN_KEYS, _PAWN_TERMS, np.zeros(12, dtype=np.uint64))
+    maps = np.zeros(_core.MAPS_SIZE, dtype=np.uint64)
+    _core.terms_into(bb, 1 if board.turn else 0, raw, _PAWN_KEYS, _PAWN_TERMS, maps)
     mg, scale = _core.phase_and_scale(bb)
     return raw.tolist(), float(mg), float(scale)
 
