@@ -18,6 +18,8 @@ LINES = int(os.environ.get("UCI_FUZZ_LINES", "5000"))
 FENS = [chess.STARTING_FEN, "8/5pk1/6p1/8/3R4/6P1/5PK1/4r3 w - - 0 1", "8/8/3k4/8/8/8/4r3/K5Q1 w - - 90 60",
         "6k1/5ppp/8/8/8/8/5PPP/R5K1 w - - 0 1", "7k/5Q2/6K1/8/8/8/8/8 b - - 0 1",
         "2rq1rk1/pp1bppbp/3p1np1/4n3/3NP3/1BN1BP2/PPPQ2PP/2KR3R w - - 0 12", "8/8/8/8/8/3k4/8/3K4 w - - 0 1"]
+COMMANDS = {"uci", "isready", "setoption", "ucinewgame", "position", "go", "stop", "ponderhit", "debug", "register",
+            "quit"}
 WORDS = ["go", "stop", "position", "fen", "startpos", "moves", "setoption", "name", "value", "isready",
          "ponderhit", "ucinewgame", "debug", "on", "wtime", "btime", "depth", "nodes", "movetime", "infinite",
          "searchmoves", "e2e4", "-1", "0", "99999999999999999999", "abc", "MultiPV", "Hash", "\x00", "é"]
@@ -62,6 +64,11 @@ def _line(rng: random.Random) -> str:
     return " ".join(rng.choice(WORDS) for _ in range(rng.randrange(0, 6)))
 
 
+def _command(line: str) -> str | None:
+    """The command a line gives: its first known word (unknown words before it are skipped, as UCI asks)."""
+    return next((word for word in line.split() if word in COMMANDS), None)
+
+
 def test_uci_fuzz(syzygy_path: str) -> None:
     rng = random.Random(20261123)
     pipe = Pipe().handshake()
@@ -72,8 +79,9 @@ def test_uci_fuzz(syzygy_path: str) -> None:
             line = _line(rng)
             if n % 20 == 0:
                 line = "isready"
-            gos += line.split()[:1] == ["go"]
-            readies += line.split()[:1] == ["isready"]
+            command = _command(line)
+            gos += command == "go"
+            readies += command == "isready"
             pipe.send(line)
             if n % 20 == 0:  # let the engine keep up, as a GUI waits for readyok
                 pipe.expect("readyok", 20)

@@ -20,12 +20,12 @@ from typing import TextIO
 import chess
 
 from chess_endgame.board import PositionError, parse_position
-from chess_endgame.engine.player import Decision, Player, class_score, class_wdl
+from chess_endgame.engine.player import DEFAULT_MOVETIME_MS, Decision, Player, class_score, class_wdl
 from chess_endgame.engine.result import Info, Limits, uci_words
 from chess_endgame.tablebase.paths import with_embedded
 from chess_endgame.tablebase.prober import Prober
 from chess_endgame.tablebase.remote import RemoteProber, default_cache_path
-from chess_endgame.uci.go import parse_go, start_clock
+from chess_endgame.uci.go import Go, parse_go, start_clock
 from chess_endgame.uci.options import declaration, options, parse_value, wdl
 from chess_endgame.version import __version__
 
@@ -118,10 +118,19 @@ class UciEngine:
             if self.output_closed:
                 return
             try:
-                self.out.write(line + "\n")
-                self.out.flush()
+                self._write(line + "\n")
             except (OSError, ValueError):  # BrokenPipeError; ValueError: the stream itself was closed
                 self.output_closed = True
+
+    def _write(self, text: str) -> None:
+        """Write and flush ``text``; characters the output's encoding lacks (a path on a Windows pipe) go out as
+        ``?``, so that a line is never lost for one character."""
+        try:
+            self.out.write(text)
+        except UnicodeEncodeError:
+            encoding = getattr(self.out, "encoding", None) or "ascii"
+            self.out.write(text.encode(encoding, errors="replace").decode(encoding))
+        self.out.flush()
 
     def info_string(self, text: str) -> None:
         self.send(f"info string {' '.join(text.split())}")
@@ -130,7 +139,11 @@ class UciEngine:
         """Read commands until ``quit`` or end of input."""
         stream = stream or sys.stdin
         while True:
-            line = stream.readline()
+            try:
+                line = stream.readline()
+            except UnicodeDecodeError as exc:  # a stream that does not replace what it cannot decode
+                self.info_string(f"a line that is not {exc.encoding} was ignored: {exc.reason}")
+                continue
             if not line:
                 for waiting in self._readyok_pending:  # end of input: answer every isready read (quit does not)
                     waiting.join()
@@ -148,18 +161,22 @@ class UciEngine:
         if not tokens:
             return True
         self._apply_pending()
-        command, args = tokens[0], tokens[1:]
-        handler: Callable[[list[str]], None] | None = {
+        handlers: dict[str, Callable[[list[str]], None]] = {
             "uci": self._uci, "isready": self._isready, "setoption": self._setoption,
             "ucinewgame": self._ucinewgame, "position": self._position, "go": self._go, "stop": self._stop,
             "ponderhit": self._ponderhit, "debug": self._debug, "register": lambda a: None,
-        }.get(command)
-        if command == "quit":
-            return False
-        if handler is None:
+        }
+        # Unknown tokens before a command are skipped, as the protocol asks ("joho debug on" sets debug on).
+        at = next((i for i, token in enumerate(tokens) if token in handlers or token == "quit"), None)
+        if at is None:
             self.info_string(f"unknown command: {line.strip()[:80]}")
             return True
-        handler(args)
+        if at:
+            self.info_string(f"ignoring {' '.join(tokens[:at])[:80]!r} before {tokens[at]}")
+        command, args = tokens[at], tokens[at + 1:]
+        if command == "quit":
+            return False
+        handlers[command](args)
         return True
 
     # -- commands --------------------------------------------------------------------
@@ -351,16 +368,30 @@ class UciEngine:
         self._apply_pending()
         if self._rejected is not None:
             self.info_string(f"no position to search: the last position command was refused ({self._rejected})")
-            self.send("bestmove 0000")
+            # Even so, an infinite or pondering go keeps its bestmove until stop or ponderhit.
+            session = Session(Limits(infinite="infinite" in args), pondering="ponder" in args, ponder_budget=None)
+            session.thread = threading.Thread(target=self._no_move, args=(session,), daemon=True)
+            self._session = session
+            session.thread.start()
             return
-        go = parse_go(args, self.board, overhead=int(self.values["move overhead"]),  # type: ignore[arg-type]
-                      table_pieces=self.player.prober.max_pieces if self.player.prober.available else 0,
-                      warn=self.info_string)
+        try:
+            go = parse_go(args, self.board, overhead=int(self.values["move overhead"]),  # type: ignore[arg-type]
+                          table_pieces=self.player.prober.max_pieces if self.player.prober.available else 0,
+                          warn=self.info_string)
+        except Exception as exc:  # noqa: BLE001 - every go gets its bestmove
+            self.info_string(f"go: {type(exc).__name__}: {exc}; searching {DEFAULT_MOVETIME_MS} ms")
+            go = Go(Limits(movetime=DEFAULT_MOVETIME_MS), None, False)
         session = Session(go.limits, pondering=go.ponder, ponder_budget=go.budget_ms if go.ponder else None)
         self._search_ply = self.board.ply()  # UCI_ShowWDL's model reads the game ply
         session.thread = threading.Thread(target=self._think, args=(self.board.copy(), session), daemon=True)
         self._session = session
         session.thread.start()
+
+    def _no_move(self, session: Session) -> None:
+        """The bestmove of a go without a position, once stop or ponderhit allows it."""
+        session.release.wait()
+        session.finished.set()
+        self.send("bestmove 0000")
 
     def _think(self, board: chess.Board, session: Session) -> None:
         decision: Decision | None = None
@@ -372,7 +403,7 @@ class UciEngine:
         if decision is not None:
             for note in decision.notes:
                 self.info_string(note)
-            for info in self._final_infos(decision):
+            for info in self._final_infos(decision, session.limits):
                 self._on_info(info)
         # In ponder or infinite mode, bestmove waits for ponderhit / stop.
         session.release.wait()
@@ -387,15 +418,19 @@ class UciEngine:
             ponder = decision.ponder if decision is not None and decision.move == move else None
             self.send(f"bestmove {move.uci()}" + (f" ponder {ponder.uci()}" if ponder else ""))
 
-    def _final_infos(self, decision: Decision) -> list[Info]:
-        """The last word on a decision: the tablebase verdict (one line per move with MultiPV), or
-        the search's result where it says more than its last iteration's line."""
+    def _final_infos(self, decision: Decision, limits: Limits) -> list[Info]:
+        """The last word on a decision: the tablebase verdict (one line per move with MultiPV: the move played
+        first, then the others of ``limits.searchmoves``, or all, best first), or the search's result where it
+        says more than its last iteration's line."""
         nps = decision.nodes * 1000 // max(decision.time_ms, 1)
         hashfull = self.player.searcher.tt.hashfull()
         if decision.source == "tablebase":
             rule50 = self.player.options.rule50
             if decision.choice is not None and self.player.options.multipv > 1:
-                ranked = decision.choice.moves[: self.player.options.multipv]
+                allowed = set(limits.searchmoves or ())
+                entries = [e for e in decision.choice.moves if not allowed or e.move in allowed]
+                entries.sort(key=lambda e: e.move != decision.move)  # stable: the others stay best first
+                ranked = entries[: self.player.options.multipv]
                 return [Info(1, 1, class_score(entry), decision.nodes, nps, decision.tbhits, hashfull,
                              decision.time_ms, decision.pv if entry.move == decision.move else [entry.move], rank,
                              wdl=class_wdl(entry.worst, rule50))

@@ -20,6 +20,10 @@ from chess_endgame.engine.timeman import budget, moves_left
 
 #: The parameters that take a number.
 NUMBERS = frozenset({"wtime", "btime", "winc", "binc", "movestogo", "movetime", "depth", "nodes", "mate"})
+#: Every parameter ``go`` knows: a bad number is never taken to be one of them.
+KEYWORDS = NUMBERS | {"infinite", "ponder", "searchmoves"}
+#: The largest number a parameter takes (2^31 - 1: milliseconds of almost 25 days); a larger one is taken as this.
+LARGEST = 2**31 - 1
 
 
 @dataclass
@@ -51,8 +55,12 @@ def parse_go(args: list[str], board: chess.Board, *, overhead: int, table_pieces
                 number = int(value)  # type: ignore[arg-type]
             except (TypeError, ValueError):
                 warn(f"go {token} needs an integer, got {value!r}; ignored")
-                i += 2 if value is not None and value not in NUMBERS else 1
+                i += 2 if value is not None and value not in KEYWORDS else 1
                 continue
+            if number > LARGEST:
+                shown = value if len(value) <= 20 else value[:20] + "..."  # type: ignore[arg-type,index]
+                warn(f"go {token} {shown}: too large; taken as {LARGEST}")
+                number = LARGEST
             if number < 0 and token not in ("wtime", "btime"):
                 warn(f"go {token} {number}: must not be negative; ignored")
             elif number == 0 and token in ("depth", "nodes", "mate", "movestogo"):
@@ -66,7 +74,7 @@ def parse_go(args: list[str], board: chess.Board, *, overhead: int, table_pieces
             ponder, i = True, i + 1
         elif token == "searchmoves":
             i += 1
-            while i < len(args) and args[i] not in NUMBERS | {"infinite", "ponder"}:
+            while i < len(args) and args[i] not in KEYWORDS:
                 try:
                     move = chess.Move.from_uci(args[i])
                 except ValueError:

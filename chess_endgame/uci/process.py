@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import io
 import os
 import sys
 
@@ -37,6 +38,11 @@ def main(argv: list[str] | None = None) -> int:
         sys.stderr.write(f"chess-endgame-uci: error: unexpected argument {args[0]!r} (the engine takes none; "
                          "see --help)\n")
         return 2
+    for stream in (sys.stdin, sys.stdout):
+        # A byte the locale cannot decode (a Latin-1 path on a UTF-8 desktop) or a character the output cannot
+        # encode (a Windows pipe's code page) becomes a replacement character instead of ending the engine.
+        if isinstance(stream, io.TextIOWrapper):
+            stream.reconfigure(errors="replace")
     engine = None
     try:
         engine = UciEngine(warmed=warm.start())
