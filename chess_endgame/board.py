@@ -35,6 +35,8 @@ _STATUS_TEXT = {
 #: without the king or rook in place are dropped (python-chess prints them
 #: cleaned too), and checks that could not arise in a game are still playable.
 _TOLERATED = chess.STATUS_BAD_CASTLING_RIGHTS | chess.STATUS_IMPOSSIBLE_CHECK
+#: The largest halfmove clock and move number a FEN may give (2^31 - 1; the compiled core keeps them in int64).
+MAX_CLOCK = 2**31 - 1
 
 
 class PositionError(ValueError):
@@ -50,6 +52,9 @@ def parse_fen(fen: str) -> chess.Board:
         board = chess.Board(text)
     except ValueError as exc:
         raise PositionError(f"invalid FEN {text!r}: {exc}") from None
+    for what, number in (("halfmove clock", board.halfmove_clock), ("move number", board.fullmove_number)):
+        if number > MAX_CLOCK:
+            raise PositionError(f"invalid FEN {text[:100]!r}: the {what} is above {MAX_CLOCK}")
     status = board.status() & ~_TOLERATED
     if status:
         reasons = [words for flag, words in _STATUS_TEXT.items() if status & flag]

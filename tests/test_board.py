@@ -8,7 +8,18 @@ from pathlib import Path
 import chess
 import pytest
 
-from chess_endgame.board import RESULT_POINTS, TERMINATIONS, epd_lines, outcome, random_position, read_epd, read_text
+from chess_endgame.board import (
+    MAX_CLOCK,
+    RESULT_POINTS,
+    TERMINATIONS,
+    PositionError,
+    epd_lines,
+    outcome,
+    parse_fen,
+    random_position,
+    read_epd,
+    read_text,
+)
 from chess_endgame.play.game import adjudicate
 
 
@@ -73,3 +84,11 @@ def test_random_positions_are_legal_of_their_material_and_fixed_by_the_seed() ->
             [chess.Piece.from_symbol(c) for c in white] + [chess.Piece.from_symbol(c.lower()) for c in black], key=str)
         assert not board.pawns & (chess.BB_RANK_1 | chess.BB_RANK_8)
     assert all(random_position("KQvK", random.Random(9), turn=chess.BLACK).turn == chess.BLACK for _ in range(3))
+
+
+def test_clocks_beyond_2_to_the_31_are_refused_in_one_line() -> None:
+    assert parse_fen(f"4k3/8/8/8/8/8/8/4KQ2 w - - {MAX_CLOCK} {MAX_CLOCK}").halfmove_clock == MAX_CLOCK
+    for fen, words in (("4k3/8/8/8/8/8/8/4KQ2 w - - 99999999999999999999 1", "the halfmove clock is above"),
+                       ("4k3/8/8/8/8/8/8/4KQ2 w - - 0 2147483648", "the move number is above")):
+        with pytest.raises(PositionError, match=words):
+            parse_fen(fen)

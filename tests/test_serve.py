@@ -194,6 +194,7 @@ def test_mainline(server: str) -> None:
     ("?fen=" + q(chess.STARTING_FEN), 404, "32 pieces on the board"),
     ("?fen=" + q("4k3/8/8/8/8/8/8/R3K3 w Q - 0 1"), 404, "castling rights"),
     ("?fen=" + q("<script>alert(1)</script>"), 400, "invalid FEN"),
+    ("?fen=4k3/8/8/8/8/8/8/4KQ2_w_-_-_99999999999999999999_1", 400, "halfmove clock is above 2147483647"),
 ])
 @pytest.mark.parametrize("path", ["/standard", "/standard/mainline", "/api/position"])
 def test_bad_requests_get_json_errors(server: str, path: str, query: str, status: int, words: str) -> None:
@@ -333,7 +334,7 @@ def test_search_beyond_the_tables(server: str) -> None:
     assert status == 200 and data["source"] == "search" and chess.Move.from_uci(data["move"])
     assert data["score"] is not None and data["pv"] and data["pv"][0]["uci"] == data["move"]
     assert data["time_ms"] < 3000 and "8 pieces" in data["not_covered"]
-    for movetime in ["0", "999999", "abc"]:
+    for movetime in ["0", "999999", "abc", q("\u00b2")]:  # ² is a digit to str.isdigit, not to int()
         status, data = get_json(f"{server}/api/search?fen={q(fen)}&movetime={movetime}")
         assert status == 400 and "movetime" in data["error"]
     status, data = get_json(f"{server}/api/search?fen={q('7k/6Q1/6K1/8/8/8/8/8 b - - 0 1')}")

@@ -179,7 +179,10 @@ def test_the_training_api_answers_and_refuses_bad_input(prober: Prober) -> None:
                 (f"move?fen={fen}&moves=f1a8&move=f1f8", 400, "illegal move"),
                 (f"move?fen={fen}&moves=f1f9&move=f1f8", 400, "not a UCI move"),
                 (f"move?fen={fen}&moves=f1f2&move=h8g8", 400, "not the user's turn"),
-                ("move?move=f1f8", 400, "missing fen"), ("new?material=KRPvKRB", 404, "KRPvKRB")):
+                ("move?move=f1f8", 400, "missing fen"), ("new?material=KRPvKRB", 404, "KRPvKRB"),
+                ("new?material=KQvK&seed=%C2%B2", 400, "seed"),
+                ("new?material=KPPPPPPPPPvK", 400, "could not place"),
+                ("move?fen=8/8/8/8/8/8/8/K1k5_w_-_-_0_1&move=a1a2", 400, "the drill is over")):
             status, answer = get_json(f"{url}/api/train/{query}")
             assert status == status_expected and words in answer["error"], (query, status, answer)
 

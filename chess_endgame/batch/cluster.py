@@ -67,7 +67,7 @@ def check_address(address: str) -> tuple[str, tuple[str, int] | None]:
         return text, None
     rest = text[len("ray://"):] if text.startswith("ray://") else text
     host, sep, port = rest.rpartition(":")
-    if not sep or not host or not port.isdigit() or not 0 < int(port) < 65536 or "/" in host:
+    if not sep or not host or not (port.isascii() and port.isdigit()) or not 0 < int(port) < 65536 or "/" in host:
         raise BackendError(f"--cluster takes auto, ray://HOST:PORT (Ray Client, port 10001 by default) or "
                            f"HOST:PORT (the head node, port 6379 by default), not {address!r}")
     return text, (host.strip("[]"), int(port))

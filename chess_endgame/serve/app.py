@@ -260,7 +260,7 @@ class Server:
         c = self.config
         board = api.board_from_query(request.query.get("fen"))
         text = request.query.get("movetime", str(c.search_ms))
-        if not text.isdigit() or not 10 <= int(text) <= c.max_search_ms:
+        if not (text.isascii() and text.isdigit()) or not 10 <= int(text) <= c.max_search_ms:
             raise api.ApiError(400, f"movetime is a number of ms from 10 to {c.max_search_ms}")
         if not any(board.legal_moves):
             raise api.ApiError(400, f"no legal move: {api.status(board)}")

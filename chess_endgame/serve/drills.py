@@ -70,7 +70,7 @@ def _drill(drill: Drill) -> dict:
 
 def _seed(query: dict) -> int:
     text = query.get("seed", "0")
-    if not text.isdigit() or int(text) > MAX_SEED:
+    if not (text.isascii() and text.isdigit()) or int(text) > MAX_SEED:
         raise ApiError(400, f"seed is a number from 0 to {MAX_SEED}")
     return int(text)
 
@@ -103,6 +103,8 @@ def move(query: dict, prober: Prober) -> dict:
         played = session.board.parse_uci(query.get("move", ""))
     except ValueError:
         raise ApiError(400, f"not a legal move here: {query.get('move', '')!r}") from None
+    if session.over:
+        raise ApiError(400, f"the drill is over ({session.result()}): no more moves")
     try:
         feedback = session.play(played.uci())
     except NoTablebaseMove as exc:

@@ -94,7 +94,7 @@ def fetch(url: str, target: str, *, timeout: float = 30.0,
             raise
         with response:
             total = response.headers.get("Content-Length")
-            total = int(total) if total and total.isdigit() else None
+            total = int(total) if total and total.isascii() and total.isdigit() else None
             if have and response.status == 206:
                 mode = "ab"
                 if total is not None:

@@ -135,7 +135,10 @@ def from_material(material: str, prober: Prober, *, user: chess.Color = chess.WH
         raise DrillError(str(exc)) from None
     (low, high), most_holding = DIFFICULTIES[difficulty]
     for _ in range(tries):
-        board = random_position(material, rng, turn=user)
+        try:
+            board = random_position(material, rng, turn=user)
+        except ValueError as exc:  # no legal placement (nine pawns, a king always in check)
+            raise DrillError(f"{material}: {exc}") from None
         if not _quiet(board):
             continue
         choice = choose(board, prober, full=True)

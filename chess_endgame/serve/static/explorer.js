@@ -3,7 +3,6 @@
 "use strict";
 (() => {
   const START = "8/6k1/4K3/6B1/8/8/5N2/8 w - - 0 1";
-  const SEARCH_MS = 1000;
   // python-chess's SVG board: a 390-unit square with a 15-unit margin for the coordinates.
   const SVG_SIZE = 390, SVG_MARGIN = 15, SVG_SQUARE = 45;
   const FILES = "abcdefgh";
@@ -83,7 +82,7 @@
       render(data);
       if (!data.tablebase && !data.status) {
         setText("search", "searching…");
-        const found = await getJson("/api/search", { fen, movetime: SEARCH_MS }, signal);
+        const found = await getJson("/api/search", { fen }, signal)  // the server's --search-ms;
         renderSearch(found);
       }
     } catch (error) {
