@@ -52,14 +52,22 @@ def parse_fen(fen: str) -> chess.Board:
         board = chess.Board(text)
     except ValueError as exc:
         raise PositionError(f"invalid FEN {text!r}: {exc}") from None
-    for what, number in (("halfmove clock", board.halfmove_clock), ("move number", board.fullmove_number)):
-        if number > MAX_CLOCK:
-            raise PositionError(f"invalid FEN {text[:100]!r}: the {what} is above {MAX_CLOCK}")
+    problem = clock_problem(board)
+    if problem:
+        raise PositionError(f"invalid FEN {text[:100]!r}: {problem}")
     status = board.status() & ~_TOLERATED
     if status:
         reasons = [words for flag, words in _STATUS_TEXT.items() if status & flag]
         raise PositionError(f"illegal position {text!r}: {', '.join(reasons) or status!r}")
     return board
+
+
+def clock_problem(board: chess.Board) -> str | None:
+    """What is wrong with ``board``'s halfmove clock or move number (above :data:`MAX_CLOCK`), or None."""
+    for what, number in (("halfmove clock", board.halfmove_clock), ("move number", board.fullmove_number)):
+        if number > MAX_CLOCK:
+            return f"the {what} is above {MAX_CLOCK}"
+    return None
 
 
 def apply_moves(board: chess.Board, moves: Iterable[str]) -> chess.Board:
@@ -152,13 +160,20 @@ def read_epd(line: str) -> tuple[chess.Board, dict]:
     """
     match = _FEN_COUNTERS.match(line)
     if match is None:
-        return chess.Board.from_epd(line)
+        board, ops = chess.Board.from_epd(line)
+        problem = clock_problem(board)  # the hmvc and fmvn operations
+        if problem:
+            raise ValueError(problem)
+        return board, ops
     position, halfmove, fullmove, operations = match.groups()
     board, ops = chess.Board.from_epd(f"{position} {operations.strip() if operations.strip(' ;') else ''}")
     if "hmvc" not in ops:
         board.halfmove_clock = int(halfmove)
     if "fmvn" not in ops:
         board.fullmove_number = max(1, int(fullmove))
+    problem = clock_problem(board)
+    if problem:
+        raise ValueError(problem)
     return board, ops
 
 
@@ -173,9 +188,26 @@ def read_text(path: str, what: str = "EPD or FEN lines", *, kind: str = "") -> s
         with open(path, encoding="utf-8-sig") as f:
             return f.read()
     except UnicodeDecodeError:
-        raise ValueError(f"cannot read {name}: not a text file of {what}") from None
+        raise ValueError(f"cannot read {name}: {_not_utf8(path, what)}") from None
     except OSError as exc:
         raise ValueError(f"cannot read {name}: {exc.strerror or exc}") from None
+
+
+def _not_utf8(path: str, what: str) -> str:
+    """Why a file that failed to decode is not text: binary (a NUL byte), else the first line that is not UTF-8."""
+    try:
+        with open(path, "rb") as f:
+            data = f.read()
+    except OSError:
+        data = b"\0"
+    if b"\0" in data:
+        return f"not a text file of {what}"
+    try:
+        data.decode("utf-8-sig")
+    except UnicodeDecodeError as exc:
+        line = data.count(b"\n", 0, exc.start) + 1
+        return f"line {line} is not UTF-8 text (save the file as UTF-8)"
+    return f"not a text file of {what}"
 
 
 def epd_lines(text: str) -> Iterator[tuple[int, str]]:

@@ -11,6 +11,8 @@ from dataclasses import dataclass
 import chess
 import chess.pgn
 
+from chess_endgame.board import clock_problem
+
 
 class PgnError(ValueError):
     """The file cannot be read as PGN at all (missing, binary, no game in it)."""
@@ -136,6 +138,9 @@ def game_problem(game: chess.pgn.Game) -> str | None:
         board = game.board()
     except ValueError as exc:
         return f"bad FEN: {exc}"
+    problem = clock_problem(board)
+    if problem:
+        return f"bad FEN: {problem}"
     if board.uci_variant != "chess":  # type: ignore[attr-defined]
         return f"variant {game.headers.get('Variant', board.uci_variant)!r} is not supported"
     if board.status() & ~chess.STATUS_BAD_CASTLING_RIGHTS:

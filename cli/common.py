@@ -6,6 +6,7 @@ import contextlib
 import functools
 import io
 import json
+import math
 import os
 import shlex
 import sys
@@ -142,6 +143,17 @@ def user_errors(func: F) -> F:
             fail(str(exc))
 
     return wrapper  # type: ignore[return-value]
+
+
+class FiniteFloatRange(click.FloatRange):
+    """click's FloatRange without NaN and infinity, which it lets through (a comparison with NaN is false, and
+    a range open above takes infinity)."""
+
+    def convert(self, value: Any, param: click.Parameter | None, ctx: click.Context | None) -> Any:
+        number = super().convert(value, param, ctx)
+        if not math.isfinite(number):
+            self.fail(f"{value!r} is not a finite number.", param, ctx)
+        return number
 
 
 class EngineCommand(click.ParamType):

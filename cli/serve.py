@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import click
 
-from .common import fail, load_prober, prober_option, syzygy_path_option
+from .common import FiniteFloatRange, fail, load_prober, prober_option, syzygy_path_option
 
 
 @click.command()
@@ -14,7 +14,7 @@ from .common import fail, load_prober, prober_option, syzygy_path_option
 @click.option("--port", default=8000, show_default=True, type=click.IntRange(0, 65535), metavar="PORT",
               help="TCP port to listen on (0: any free port, printed at start).")
 @click.option("--timeout", "request_timeout", default=10.0, show_default=True,
-              type=click.FloatRange(0.1, 600), metavar="SECONDS",
+              type=FiniteFloatRange(0.1, 600), metavar="SECONDS",
               help="Time limit of one probe request in seconds (503 past it).")
 @click.option("--search-ms", default=1000, show_default=True, type=click.IntRange(10, 60000), metavar="MS",
               help="Search time in ms of the explorer beyond the tables (a request may ask for up to 5x this).")

@@ -15,7 +15,7 @@ from chess_endgame.tablebase import files as tables
 from chess_endgame.tablebase.paths import HOW_TO_GET_TABLES, default_directory, embedded_directory, resolve_path
 from chess_endgame.text import plural
 
-from .common import echo_json, fail, interrupted, user_errors, writable_directory
+from .common import FiniteFloatRange, echo_json, fail, interrupted, user_errors, writable_directory
 
 
 def _mib(size: int) -> str:
@@ -121,9 +121,12 @@ def verify(path: str | None, checksum_files: tuple[str, ...], deep: bool, sample
     bad: list[tables.FileReport] = []
     counts = {"ok": 0, "mismatch": 0, "unlisted": 0, "-": 0}
     checked = 0
+    reports: list[tables.FileReport] = []
+    stopped = False
     with tqdm(total=total, unit="file", desc="verify", file=sys.stderr, dynamic_ncols=True, disable=None) as bar:
         def on_file(report: tables.FileReport) -> None:
             nonlocal checked
+            reports.append(report)
             counts[report.checksum] += 1
             checked += report.deep_checked
             if not report.ok:
@@ -131,9 +134,12 @@ def verify(path: str | None, checksum_files: tuple[str, ...], deep: bool, sample
             bar.set_postfix(bad=len(bad))
             bar.update(1)
 
-        reports = tables.verify(path, checksums=checksums, deep=deep, samples=samples, seed=seed,
-                                files=files, on_file=on_file)
-    click.echo(f"{'files':<22}{len(reports)}")
+        try:
+            tables.verify(path, checksums=checksums, deep=deep, samples=samples, seed=seed, files=files,
+                          on_file=on_file)
+        except KeyboardInterrupt:  # Ctrl-C: report the files checked
+            stopped = True
+    click.echo(f"{'files':<22}{len(reports)}" + (f" of {total}" if stopped else ""))
     click.echo(f"{'sound':<22}{len(reports) - len(bad)}")
     click.echo(f"{'bad':<22}{len(bad)}")
     if checksums is not None:
@@ -145,6 +151,8 @@ def verify(path: str | None, checksum_files: tuple[str, ...], deep: bool, sample
     for report in bad:
         for problem in report.problems:
             click.echo(f"BAD {report.path}: {problem}")
+    if stopped:
+        interrupted(f"the {len(reports)} files checked are reported above")
     sys.exit(1 if bad else 0)
 
 
@@ -222,7 +230,7 @@ def compare(path: str | None, positions: int, every_pieces: int | None, only: tu
 @click.option("--checksums", "checksum_files", multiple=True, type=click.Path(dir_okay=False),
               help="Official checksum list; every downloaded file listed there must match it (default: the "
                    "3-4-5-piece lists shipped with the package).")
-@click.option("--timeout", default=30.0, show_default=True, type=click.FloatRange(0, None, min_open=True),
+@click.option("--timeout", default=30.0, show_default=True, type=FiniteFloatRange(0, 3600, min_open=True),
               metavar="SECONDS", help="Network timeout in seconds (per connection and per read).")
 @click.option("--yes", is_flag=True, help="Do not ask before a 6-piece download.")
 @user_errors

@@ -89,7 +89,10 @@ def train(target: str, side: str | None, difficulty: str, seed: int | None, plai
             if command == "undo":
                 out.event("undo", taken=session.undo(), fen=session.board.fen())
             elif command == "hint":
-                out.event("hint", move=session.hint())
+                try:
+                    out.event("hint", move=session.hint())
+                except ValueError as exc:  # the drill is over
+                    out.event("error", message=str(exc))
             elif command == "board":
                 out.event("board", fen=session.board.fen())
             else:

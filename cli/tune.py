@@ -21,6 +21,7 @@ from chess_endgame.tuning.fit import learnt_features
 
 from .common import (
     STDOUT,
+    FiniteFloatRange,
     OutputFile,
     batch_backend,
     cluster_option,
@@ -173,9 +174,9 @@ def _describe_selfplay(played: labels.LabelSet, n_train: int, n_held: int, held_
               help="Quiet positions sampled per PGN game.")
 @click.option("--cursed-as-wins", is_flag=True, help="Label cursed wins / blessed losses as wins / losses "
                                                       "(default: draws, as the 50-move rule makes them).")
-@click.option("--l2", default=1e-6, show_default=True, type=click.FloatRange(0, None),
+@click.option("--l2", default=1e-6, show_default=True, type=FiniteFloatRange(0, None),
               help="L2 pull towards the current weights, per unit of each feature's variance (0: none).")
-@click.option("--holdout", default=0.2, show_default=True, type=click.FloatRange(0.05, 0.5), metavar="SHARE",
+@click.option("--holdout", default=0.2, show_default=True, type=FiniteFloatRange(0.05, 0.5), metavar="SHARE",
               help="Share of the positions held out to test the fit (0.2: 20%).")
 @click.option("--learn", "learn", multiple=True, metavar="TERM",
               help="Learn only the weights of the terms matching TERM (a name or a shell pattern, 'passer_*'; "
@@ -208,13 +209,13 @@ def _describe_selfplay(played: labels.LabelSet, n_train: int, n_held: int, held_
 @click.option("--selfplay-per-game", default=labels.PER_GAME, show_default=True, type=click.IntRange(1, 1000),
               metavar="N", help="Quiet positions sampled per self-play game, at most.")
 @click.option("--selfplay-share", default=data.SELFPLAY_SHARE, show_default=True,
-              type=click.FloatRange(0, 1, min_open=True, max_open=True), metavar="SHARE",
+              type=FiniteFloatRange(0, 1, min_open=True, max_open=True), metavar="SHARE",
               help="Share of the fit's loss carried by the self-play positions, the table positions carrying "
                    "the rest (0.5: half each).")
 @click.option("--score-nodes", default=0, show_default=True, type=click.IntRange(0, 10**7), metavar="NODES",
               help="Also label each self-play position with a search of this many nodes of its own (0: none); "
                    "with --labels, the positions the file gives no score (ce) are searched.")
-@click.option("--score-share", default=data.SCORE_SHARE, show_default=True, type=click.FloatRange(0, 1),
+@click.option("--score-share", default=data.SCORE_SHARE, show_default=True, type=FiniteFloatRange(0, 1),
               metavar="SHARE", help="Share of a scored self-play position's label taken from its search's "
                                     "win probability, the game's result giving the rest (0: results only).")
 @click.option("--labels", "labels_paths", type=click.Path(exists=True, dir_okay=False), multiple=True,

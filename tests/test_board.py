@@ -61,6 +61,10 @@ def test_an_unreadable_file_is_one_line_naming_it(tmp_path: Path) -> None:
         read_text(str(tmp_path / "bin.epd"))
     with pytest.raises(ValueError, match=r"cannot read .*missing.epd: No such file"):
         read_text(str(tmp_path / "missing.epd"))
+    (tmp_path / "latin1.epd").write_bytes(b"8/8/8/4k3/8/8/2Q5/4K3 w - - bm Qc5;\n"
+                                          b"8/8/8/4k3/8/8/2Q5/4K3 w - - id \"R\xe9ti\";\n")
+    with pytest.raises(ValueError, match=r"cannot read .*latin1.epd: line 2 is not UTF-8 text"):
+        read_text(str(tmp_path / "latin1.epd"))
 
 
 def test_result_points_are_white_s() -> None:
@@ -92,3 +96,7 @@ def test_clocks_beyond_2_to_the_31_are_refused_in_one_line() -> None:
                        ("4k3/8/8/8/8/8/8/4KQ2 w - - 0 2147483648", "the move number is above")):
         with pytest.raises(PositionError, match=words):
             parse_fen(fen)
+        with pytest.raises(ValueError, match=words):  # an EPD line, a suite's or an openings file's
+            read_epd(fen)
+    with pytest.raises(ValueError, match="the halfmove clock is above"):
+        read_epd("4k3/8/8/8/8/8/8/4KQ2 w - - hmvc 2147483648;")

@@ -80,6 +80,8 @@ def bad_values(option: click.Option) -> list[str]:
     values = []
     if isinstance(kind, (click.types.IntParamType, click.types.FloatParamType)):
         values.append("not-a-number")
+    if isinstance(kind, click.types.FloatParamType):
+        values += ["nan", "inf"]  # float() reads both; click's FloatRange lets them through
     if isinstance(kind, click.types._NumberRangeBase):
         if kind.min is not None:
             values.append(str(kind.min - 1))

@@ -230,8 +230,9 @@ def test_weight_file_must_match_the_terms(tmp_path: Path) -> None:
         load_weights(_write(tmp_path, dict(good, queen_bonus=[3, 3])))
     with pytest.raises(WeightsError, match=r"rook needs \[middlegame, endgame\] weights"):
         load_weights(_write(tmp_path, dict(good, rook=5)))
-    with pytest.raises(WeightsError, match="finite number"):
-        load_weights(_write(tmp_path, dict(good, rook=["five", 5])))
+    for bad in (["five", 5], [int("9" * 400), 5]):  # a string; an integer no float holds
+        with pytest.raises(WeightsError, match="finite number"):
+            load_weights(_write(tmp_path, dict(good, rook=bad)))
     # A file of the first format (one weight a feature, no version) says what to do.
     with pytest.raises(WeightsError, match="version 1 .*this build reads versions 2 and 3.*chess-endgame tune"):
         load_weights(_write(tmp_path, {"tempo": 10, "pawn": 90}, version=None))

@@ -378,6 +378,7 @@ def one_line_error(code: int, out: str, err: str, *words: str) -> None:
     ([], ["two engines", "got 0"]),
     (["--engine", "self", "--engine", "self", "--tc", "10+"], ["--tc", "[MOVES/]SECONDS[+INCREMENT]"]),
     (["--engine", "self", "--engine", "self", "--tc", "0+0"], ["--tc", "no time"]),
+    (["--engine", "self", "--engine", "self", "--tc", "9" * 400], ["--tc", "too long"]),
     (["--engine", "self", "--engine", "self", "--games", "0"], ["--games", "0"]),
     (["--engine", "self", "--engine", "self", "--tc", "1+0", "--depth", "2"], ["one of --tc"]),
     (["--engine", "self", "--engine", "self", "--option1", "Hash"], ["--option1", "NAME=VALUE"]),

@@ -369,6 +369,8 @@ def test_cli_remote_tablebase(server: str, five_pieces: str, tmp_path: Path) -> 
     assert kbnk["source"] == "tablebase" and kbnk["notes"] == []
     down = run_cli("best", fen, "--remote-tablebase", "http://127.0.0.1:9", "--movetime", "200", env=env)
     assert down.returncode == 0 and "source:    search" in down.stdout and "cannot reach the server" in down.stdout
+    down = run_cli("probe", fen, "--remote-tablebase", "http://127.0.0.1:9", env=env)  # no answer claimed
+    assert down.returncode == 2 and down.stderr.count("\n") == 1 and "cannot reach the server" in down.stderr
     played = run_cli("play", "8/8/8/4k3/8/8/8/K1QR4 w - - 0 1", "--remote-tablebase", server, "--max-plies", "4",
                      "--movetime", "200", env=env)
     assert played.returncode == 0 and played.stdout.count("tablebase WIN") == 2, played.stdout

@@ -131,6 +131,10 @@ def test_bad_files_and_options(syzygy_path: str, tmp_path: Path) -> None:
     assert code == 2 and "one of" in err
     code, _, err = run("suite", str(DATA / "mates.epd"), "--engine", "/nonexistent/engine")
     assert code == 2 and "cannot start the UCI engine" in err
+    quote = tmp_path / "quote.csv"  # a stray quote: the rest of the file one field, past the csv module's limit
+    quote.write_text('PuzzleId,FEN,Moves,Themes\na1,"8/8/8/8/8/8/8/8 w - - 0 1,e2e4 e7e5,x\n' + "b,c,d,e\n" * 20000)
+    code, _, err = run("suite", str(quote))
+    assert code == 2 and len(err.splitlines()) == 1 and "quote.csv: line" in err and "field larger" in err, err
 
 
 @pytest.mark.skipif(not os.path.exists(STOCKFISH), reason="Debian's stockfish is not installed")

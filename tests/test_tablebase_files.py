@@ -257,3 +257,15 @@ def test_download_checks_its_directory_before_any_transfer(tmp_path: Path) -> No
                              "--mirror", "http://127.0.0.1:9/")
         assert code == 2 and out == "" and len(err.strip().splitlines()) == 1, err
         assert err.startswith("chess-endgame: error: ") and str(blocker) in err
+
+
+@pytest.mark.slow
+def test_ctrl_c_during_verify_reports_the_files_checked(syzygy_path: str) -> None:
+    from .interrupting import interrupt, progress_shows
+
+    code, out, err = interrupt(["tablebases", "verify", syzygy_path, "--deep", "--samples", "2000"],
+                               progress_shows("verify", 2), terminal=True)
+    assert code == 130 and "interrupted; the" in err and "files checked are reported above" in err, err
+    files = next(line for line in out.splitlines() if line.startswith("files"))
+    done, total = (int(n) for n in files.split()[1::2])
+    assert 2 <= done < total and "sound" in out

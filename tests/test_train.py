@@ -118,10 +118,13 @@ def test_train_json_plays_a_drill_from_a_script(syzygy_path: str) -> None:
     """The terminal front end for scripts: commands on stdin, one JSON object a line."""
     fen = "7k/8/6K1/8/8/8/8/5Q2 w - - 0 1"
     proc = subprocess.run([*EXECUTABLE, "train", fen, "--json", "--syzygy-path", syzygy_path],
-                          input="Qz9\nhint\nQf7\nundo\nQf8\n", capture_output=True, text=True, timeout=120)
+                          input="Qz9\nhint\nQf7\nhint\nundo\nQf8\n", capture_output=True, text=True, timeout=120)
     assert proc.returncode == 0, proc.stderr
     events = [json.loads(line) for line in proc.stdout.splitlines()]
-    assert [e["event"] for e in events] == ["start", "error", "hint", "move", "over", "undo", "move", "end"]
+    assert [e["event"] for e in events] == ["start", "error", "hint", "move", "over", "error", "over", "undo", "move",
+                                            "end"]
+    assert events.pop(5) == {"event": "error", "message": "the drill is over"}  # a hint after the end
+    assert events.pop(5) == events[4]  # and the end said again
     assert events[0]["goal"] == "win" and events[0]["side"] == "white"
     assert "not a legal move" in events[1]["message"]
     assert events[3]["verdict"] == THROWN_AWAY and "stalemate" in events[3]["reason"]

@@ -276,9 +276,10 @@ def test_label_files_keep_scores(selfplay_run: labels.LabelSet, tmp_path: Path) 
         labels.write_labels(run, f)
     back = labels.read_labels(str(path))
     assert back.scores[0] == 35.0 and np.isnan(back.scores[1]) and back.scores[2] == -10000.0
-    path.write_text('8/2k5/8/8/3K4/8/3R4/8 b - - c9 "1-0"; ce "lots";\n')
-    with pytest.raises(ValueError, match=r"scored.epd:1: the ce opcode must be a number"):
-        labels.read_labels(str(path))
+    for ce in ('"lots"', "9" * 400):  # a string; a number no float holds
+        path.write_text(f'8/2k5/8/8/3K4/8/3R4/8 b - - c9 "1-0"; ce {ce};\n')
+        with pytest.raises(ValueError, match=r"scored.epd:1: the ce opcode must be a number"):
+            labels.read_labels(str(path))
 
 
 def test_tune_scores_a_label_file_and_blends(syzygy_path: str, tmp_path: Path,

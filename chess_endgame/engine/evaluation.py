@@ -111,6 +111,14 @@ class Weights:
         return {name: float(v) for name, v in zip(self.names(), self.vector, strict=True)}
 
 
+def _finite(value: float) -> bool:
+    """A weight a float holds: finite, and an integer not too large for a float (400 digits are)."""
+    try:
+        return math.isfinite(value)
+    except OverflowError:
+        return False
+
+
 def _weight_set(path: str, weights: object) -> list[float]:
     """One set of weights (``{"tempo": t, term: [mg, eg], ...}``) as a vector; :exc:`WeightsError` names any
     missing or extra term."""
@@ -129,7 +137,7 @@ def _weight_set(path: str, weights: object) -> list[float]:
         if not (isinstance(pair, list) and len(pair) == 2):
             raise WeightsError(f"{path}: {term} needs [middlegame, endgame] weights, not {pair!r}")
         values += pair
-    if not all(isinstance(v, (int, float)) and not isinstance(v, bool) and math.isfinite(v) for v in values):
+    if not all(isinstance(v, (int, float)) and not isinstance(v, bool) and _finite(v) for v in values):
         raise WeightsError(f"{path}: every weight must be a finite number")
     return values
 

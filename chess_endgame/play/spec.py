@@ -15,6 +15,8 @@ from chess_endgame.play.game import Clock
 SELF = "self"
 
 
+#: The longest base time and increment a time control may give, in seconds (a day).
+MAX_SECONDS = 86400
 #: Plies after which a game is adjudicated a draw.
 DEFAULT_MAX_PLIES = 500
 
@@ -43,6 +45,9 @@ class TimeControl:
         tc = cls(float(base), float(increment or 0), int(moves) if moves else None)
         if tc.base <= 0 or tc.moves == 0:
             raise ValueError(f"time control {text!r} gives no time: the seconds and moves must be above 0")
+        if tc.base > MAX_SECONDS or tc.increment > MAX_SECONDS or (tc.moves or 0) > 1000:
+            raise ValueError(f"time control {text[:40]!r} is too long: at most {MAX_SECONDS} seconds, "
+                             f"{MAX_SECONDS} seconds of increment and 1000 moves")
         return tc
 
     def __str__(self) -> str:

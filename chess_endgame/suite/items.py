@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import csv
 import os
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 
 import chess
@@ -129,12 +130,24 @@ def _operations(ops: dict) -> dict:
     return clean
 
 
+def _rows(path: str, reader: csv.DictReader) -> Iterator[dict]:
+    """The reader's rows; a line the csv module refuses (a field past its size limit: a stray quote) is a
+    :exc:`LoadError` naming the line."""
+    while True:
+        try:
+            yield next(reader)
+        except StopIteration:
+            return
+        except csv.Error as exc:
+            raise LoadError(f"{path}: line {reader.line_num}: {exc}") from None
+
+
 def _load_puzzles(path: str, text: str, theme: str | None) -> tuple[list[Item], list[tuple[str, int, str]]]:
     items, skipped = [], []
     reader = csv.DictReader(text.splitlines())
     if not reader.fieldnames or not {"PuzzleId", "FEN", "Moves"} <= set(reader.fieldnames):
         raise LoadError(f"{path}: a puzzle CSV needs the columns PuzzleId, FEN and Moves")
-    for number, row in enumerate(reader, 2):
+    for number, row in enumerate(_rows(path, reader), 2):
         themes = (row.get("Themes") or "").split()
         if theme and theme not in themes:
             continue

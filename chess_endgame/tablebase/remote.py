@@ -451,8 +451,9 @@ class RootProber:
             except NotCoveredError:  # a missing or corrupt local table: the server may know
                 if self.remote.covers(board) is not None:
                     raise
-        self.used_remote = True
-        return self.remote.lookup(board, self.timeout)
+        values = self.remote.lookup(board, self.timeout)
+        self.used_remote = True  # once answered: an unreachable server answered nothing
+        return values
 
     def probe_wdl(self, board: chess.Board) -> int:
         values = self._values(board, self.local.probe_wdl)

@@ -13,7 +13,7 @@ from dataclasses import dataclass
 
 import chess
 
-from chess_endgame.board import parse_material, random_position
+from chess_endgame.board import clock_problem, parse_material, random_position
 from chess_endgame.chooser import Choice, MoveClass, choose
 from chess_endgame.tablebase.prober import NotCovered, Prober
 
@@ -101,6 +101,9 @@ def from_fen(fen: str, prober: Prober) -> Drill:
         raise DrillError(f"not a FEN: {fen!r} ({exc})") from None
     if not board.is_valid():
         raise DrillError(f"not a legal position: {fen}")
+    problem = clock_problem(board)
+    if problem:
+        raise DrillError(f"not a FEN: {fen[:100]!r} ({problem})")
     return Drill("FEN", board.fen(), goal_of(board, prober))
 
 

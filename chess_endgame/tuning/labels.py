@@ -59,6 +59,8 @@ from chess_endgame.play.game import play_game
 from chess_endgame.play.starts import is_balanced, tablebase_adjudicator
 from chess_endgame.tablebase.prober import Prober
 
+#: The largest ``ce`` a label file may give (centipawns; a mate scores 10000 less its plies).
+MAX_CE = 1_000_000
 #: Piece counts (kings included) of the self-play starts and of the positions labelled.
 MIN_PIECES = 6
 MAX_PIECES = 20
@@ -407,9 +409,12 @@ def read_labels(path: str) -> LabelSet:
             game = -number  # a game of its own
         elif not isinstance(game, int):
             raise ValueError(f"{path}:{number}: the game opcode must be a whole number, not {game!r}")
-        score = ops.get("ce", math.nan)
-        if not isinstance(score, (int, float)):
-            raise ValueError(f"{path}:{number}: the ce opcode must be a number of centipawns, not {score!r}")
+        score = ops.get("ce")
+        if score is None:
+            score = math.nan  # no search score: the result alone
+        elif not isinstance(score, (int, float)) or isinstance(score, bool) or not abs(score) <= MAX_CE:
+            shown = repr(score) if len(repr(score)) <= 20 else repr(score)[:20] + "..."
+            raise ValueError(f"{path}:{number}: the ce opcode must be a number of centipawns, not {shown}")
         games.setdefault(game, str(result))
         labels.add_position(board, RESULT_POINTS[str(result)], game, float(score))
     if not labels.boards:
