@@ -161,17 +161,14 @@ def read_epd(line: str) -> tuple[chess.Board, dict]:
     match = _FEN_COUNTERS.match(line)
     if match is None:
         board, ops = chess.Board.from_epd(line)
-        problem = clock_problem(board)  # the hmvc and fmvn operations
-        if problem:
-            raise ValueError(problem)
-        return board, ops
-    position, halfmove, fullmove, operations = match.groups()
-    board, ops = chess.Board.from_epd(f"{position} {operations.strip() if operations.strip(' ;') else ''}")
-    if "hmvc" not in ops:
-        board.halfmove_clock = int(halfmove)
-    if "fmvn" not in ops:
-        board.fullmove_number = max(1, int(fullmove))
-    problem = clock_problem(board)
+    else:
+        position, halfmove, fullmove, operations = match.groups()
+        board, ops = chess.Board.from_epd(f"{position} {operations.strip() if operations.strip(' ;') else ''}")
+        if "hmvc" not in ops:
+            board.halfmove_clock = int(halfmove)
+        if "fmvn" not in ops:
+            board.fullmove_number = max(1, int(fullmove))
+    problem = clock_problem(board)  # the counters, or the hmvc and fmvn operations
     if problem:
         raise ValueError(problem)
     return board, ops
