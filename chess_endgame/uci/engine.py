@@ -139,11 +139,7 @@ class UciEngine:
         """Read commands until ``quit`` or end of input."""
         stream = stream or sys.stdin
         while True:
-            try:
-                line = stream.readline()
-            except UnicodeDecodeError as exc:  # a stream that does not replace what it cannot decode
-                self.info_string(f"a line that is not {exc.encoding} was ignored: {exc.reason}")
-                continue
+            line = stream.readline()  # the process reads stdin with errors="replace" (process.main)
             if not line:
                 for waiting in self._readyok_pending:  # end of input: answer every isready read (quit does not)
                     waiting.join()
