@@ -250,3 +250,19 @@ def test_the_search_starts_another_iteration_only_within_half_the_stretched_soft
     searcher.start = now - 1.1
     searcher.limits = Limits(soft_deadline=now - 0.1, deadline=now + 0.9)
     assert searcher._done_after_iteration(9, 30, 20, chess.Move.from_uci("e2e4"))
+
+
+def test_a_new_best_move_of_an_unfinished_iteration_brings_its_own_score() -> None:
+    """Stopped inside an iteration that proved another move better, the result plays that move with the score it
+    proved, as a lower bound; the last complete iteration's score belonged to its own move and PV."""
+    board = chess.Board("8/5pk1/6p1/8/3R4/6P1/5PK1/4r3 w - - 0 1")
+    changed = 0
+    for nodes in range(3000, 9000, 97):
+        result = Searcher().search(board, Limits(nodes=nodes))
+        completed_score, completed_pv = result.lines[0]
+        if result.best_move != completed_pv[0]:
+            changed += 1
+            assert result.bound == "lowerbound" and result.pv[0] == result.best_move, nodes
+        elif result.bound is None:
+            assert result.score == completed_score and result.pv[0] == completed_pv[0], nodes
+    assert changed, "no node limit stopped an iteration after it changed its mind: choose other limits"

@@ -219,10 +219,13 @@ class Searcher:
                     # The unfinished iteration already proved a move at least as good: play it.
                     partial = tree.partial_pv  # the PV, ended by a 0
                     length = int(np.flatnonzero(partial == 0)[0])
+                    completed = result.best_move if result.depth else None
                     result.best_move = decode(counters[core.PARTIAL_MOVE])
                     result.pv = [decode(c) for c in partial[:length]] or [result.best_move]
                     result.ponder_move = result.pv[1] if len(result.pv) > 1 else None
-                    if not result.depth:  # no iteration complete: the partial one's score, as a bound
+                    if result.best_move != completed:
+                        # No iteration complete, or a new best move: the score that move proved, as a bound (the
+                        # last iteration's score belongs to another move and its PV).
                         result.score = score_of(int(counters[core.PARTIAL_SCORE]))
                         result.bound = "lowerbound"
             finally:
