@@ -118,3 +118,21 @@ def test_searchmoves_with_multipv_at_a_tablebase_root(syzygy_path: str) -> None:
         played = engine.play(board, chess.engine.Limit(depth=1), root_moves=only).move
         assert [line["pv"][0] for line in lines][:1] == [played]
         assert {line["pv"][0] for line in lines} == set(only)
+
+
+def test_a_pondering_move_time_runs_from_ponderhit() -> None:
+    """``go ponder movetime N``: the move time counts from ``ponderhit`` (as a clock does), so a search that
+    pondered longer than N still thinks about N after the hit instead of answering at once."""
+    pipe = Pipe().handshake()
+    try:
+        pipe.send("setoption name Move Overhead value 0")
+        pipe.send("position fen 8/5pk1/6p1/8/3R4/6P1/5PK1/4r3 w - - 0 1")
+        pipe.send("go ponder movetime 400")
+        time.sleep(0.8)  # twice the move time
+        assert not any(line.startswith("bestmove") for line in pipe.drain(0.1)), "no bestmove while pondering"
+        sent = time.monotonic()
+        pipe.send("ponderhit")
+        at, _ = pipe.expect("bestmove", 10)
+        assert at - sent >= 0.3, at - sent  # the move time from the hit (it had answered within milliseconds)
+    finally:
+        pipe.close()

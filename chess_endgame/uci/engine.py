@@ -25,7 +25,7 @@ from chess_endgame.engine.result import Info, Limits, uci_words
 from chess_endgame.tablebase.paths import with_embedded
 from chess_endgame.tablebase.prober import Prober
 from chess_endgame.tablebase.remote import RemoteProber, default_cache_path
-from chess_endgame.uci.go import Go, parse_go, start_clock
+from chess_endgame.uci.go import Go, parse_go, start_clock, start_movetime
 from chess_endgame.uci.options import declaration, options, parse_value, wdl
 from chess_endgame.version import __version__
 
@@ -41,12 +41,15 @@ class Session:
     only reach the search it was meant for.
     """
 
-    def __init__(self, limits: Limits, *, pondering: bool, ponder_budget: tuple[float, float, float] | None) -> None:
+    def __init__(self, limits: Limits, *, pondering: bool, ponder_budget: tuple[float, float, float] | None,
+                 ponder_movetime: int | None = None) -> None:
         self.limits = limits
         self._lock = threading.Lock()
         self._pondering = pondering
         #: ms (soft, hard, clock) to apply from ``ponderhit`` on.
         self._ponder_budget = ponder_budget
+        #: ms of move time to apply from ``ponderhit`` on.
+        self._ponder_movetime = ponder_movetime
         #: Set on stop / ponderhit (and at once unless infinite or pondering): the bestmove may go out.
         self.release = threading.Event()
         #: Set by the worker just before it sends the bestmove.
@@ -69,6 +72,8 @@ class Session:
             limits = self.limits
             if self._ponder_budget is not None:
                 start_clock(limits, self._ponder_budget)
+            if self._ponder_movetime is not None:
+                start_movetime(limits, self._ponder_movetime)
             limits.infinite = False  # from now on the search's own limits (clock, depth, ...) apply
             self.release.set()
 
@@ -377,7 +382,8 @@ class UciEngine:
         except Exception as exc:  # noqa: BLE001 - every go gets its bestmove
             self.info_string(f"go: {type(exc).__name__}: {exc}; searching {DEFAULT_MOVETIME_MS} ms")
             go = Go(Limits(movetime=DEFAULT_MOVETIME_MS), None, False)
-        session = Session(go.limits, pondering=go.ponder, ponder_budget=go.budget_ms if go.ponder else None)
+        session = Session(go.limits, pondering=go.ponder, ponder_budget=go.budget_ms if go.ponder else None,
+                          ponder_movetime=go.ponder_movetime_ms)
         self._search_ply = self.board.ply()  # UCI_ShowWDL's model reads the game ply
         session.thread = threading.Thread(target=self._think, args=(self.board.copy(), session), daemon=True)
         self._session = session

@@ -29,12 +29,14 @@ LARGEST = 2**31 - 1
 @dataclass
 class Go:
     """A ``go`` command, read: the limits of its search; under the clock, the time manager's (soft, hard, clock)
-    budget in milliseconds (a pondering search starts its deadlines from it at ``ponderhit``); and whether it
-    ponders."""
+    budget in milliseconds (a pondering search starts its deadlines from it at ``ponderhit``); whether it
+    ponders; and a pondering search's move time in milliseconds, which runs from ``ponderhit`` as the clock does
+    (not in ``limits``, whose move time runs from ``go``)."""
 
     limits: Limits
     budget_ms: tuple[float, float, float] | None
     ponder: bool
+    ponder_movetime_ms: int | None = None
 
 
 def parse_go(args: list[str], board: chess.Board, *, overhead: int, table_pieces: int,
@@ -112,9 +114,11 @@ def parse_go(args: list[str], board: chess.Board, *, overhead: int, table_pieces
     if not (infinite or ponder or budget_ms or numbers.keys() & {"depth", "nodes", "mate", "movetime"}):
         warn(f"go: no limit given; searching {DEFAULT_MOVETIME_MS} ms")
         limits.movetime = DEFAULT_MOVETIME_MS
+    ponder_movetime = None
     if ponder:
         limits.infinite = True
-    return Go(limits, budget_ms, ponder)
+        ponder_movetime, limits.movetime = limits.movetime, None
+    return Go(limits, budget_ms, ponder, ponder_movetime)
 
 
 def start_clock(limits: Limits, budget_ms: tuple[float, float, float]) -> None:
@@ -124,3 +128,10 @@ def start_clock(limits: Limits, budget_ms: tuple[float, float, float]) -> None:
     soft, hard, clock = budget_ms
     limits.soft_deadline, limits.deadline = now + soft / 1000, now + hard / 1000
     limits.clock_deadline = now + clock / 1000
+
+
+def start_movetime(limits: Limits, movetime_ms: int) -> None:
+    """Give ``limits`` a move time of ``movetime_ms`` from now, as a deadline (like a move time, it applies once
+    depth 1 is complete): at ``ponderhit`` for a pondering search."""
+    due = time.monotonic() + movetime_ms / 1000
+    limits.deadline = due if limits.deadline is None else min(limits.deadline, due)
