@@ -10,7 +10,7 @@ root's halfmove clock ``c`` and the game history into account.
 - ``c >= 99`` and not zeroing: ``D = 0`` (the 50-move draw can be claimed);
 - otherwise ``d = -DTZ(child)`` and ``D = d + sign(d)``.
 
-``s = |D| + c`` (``|D|`` for a mate or a zeroing move) decides between WIN
+``s = |D| + c`` (``|D|`` for a mate, and for a zeroing move while ``c < 100``) decides between WIN
 (s <= 99), MAYBE_WIN (s == 100, DTZ rounding may make it a draw) and CURSED_WIN
 (s >= 101 or D > 100); losses mirror that. Winning classes prefer a mate, then
 the smallest s; losing classes the largest s (resist longest); ties go to the
@@ -298,8 +298,9 @@ def _entry(board: chess.Board, move: chess.Move, prober: Prober,
         pass  # DRAW with D = 0, whatever the tables say
     elif zeroing:
         distance = ZEROING_DISTANCE[child_wdl]
-        entry.distance, entry.s = distance, abs(distance)
-        entry.cls = classify(distance, abs(distance), rule50=rule50)
+        # From clock 100 the 50-move draw is already there to claim: zeroing comes too late.
+        entry.distance, entry.s = distance, abs(distance) + (clock if clock >= 100 else 0)
+        entry.cls = classify(distance, entry.s, rule50=rule50)
     elif (clock >= 99 and rule50) or child_wdl == 0:
         pass  # DRAW with D = 0: the 50-move draw can be claimed, or the child is drawn
     else:

@@ -118,6 +118,19 @@ def test_c99_non_zeroing_moves_draw(prober: Prober) -> None:
     assert choice.result == D and all(m.cls == D for m in choice.moves)
 
 
+@pytest.mark.parametrize("clock, win, loss", [(99, W, L), (100, CW, BL), (150, CW, BL)])
+def test_zeroing_from_clock_100_comes_too_late(prober: Prober, clock: int, win: MoveClass, loss: MoveClass) -> None:
+    """At clock 99 a capture still resets the count before the draw can be claimed; from 100 the draw is already
+    there, so the capture's win is cursed and the losing side's pawn push blessed (as Lichess and Stockfish rank
+    them); a quiet move is a draw either way."""
+    winning = ranked(prober, f"8/8/8/4k3/8/8/8/rQK5 w - - {clock} 80")
+    assert winning.result == win and winning.moves[0].uci == "b1a1" and winning.moves[0].cls == win
+    assert all(m.cls == D for m in winning.moves[1:])
+    losing = ranked(prober, f"k7/8/8/8/8/p7/8/1Q2K3 b - - {clock} 80")
+    push = next(m for m in losing.moves if m.uci == "a3a2")
+    assert push.cls == loss and losing.result == D
+
+
 def test_threefold_in_history(prober: Prober) -> None:
     fen = "8/8/8/4k3/8/8/4K3/4R3 w - - 0 1"
     shuffle = ["e2d2", "e5d5", "d2e2", "d5e5"] * 2
