@@ -187,3 +187,7 @@ def review(pgn_file: str, movetime: int | None, nodes: int | None, depth: int | 
         fail(f"the review stopped: {type(batch.error).__name__}: {batch.error}")
     if batch.interrupted:
         interrupted(f"the outputs hold the {len(reviews)} games reviewed")
+    if not reviews and skipped:  # as when no game of the file could be read: nothing reviewed is an error
+        first = min(skipped, key=lambda s: s.number)
+        fail(f"no game reviewed in {pgn_file}: {len(skipped)} skipped, the first (game {first.number}, line "
+             f"{first.line}): {first.error}")

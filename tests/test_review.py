@@ -332,3 +332,21 @@ def test_ctrl_c_keeps_the_games_done(syzygy_path: str, tmp_path: Path) -> None:
     assert "interrupted" in err and "games reviewed" in err
     done = out_pgn.read_text().count("[Event ")
     assert 0 < done < 40 and f"reviewed {done} of 40 games" in out
+
+
+def test_every_game_skipped_by_the_reviewer_exits_2(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A file whose games all read but none could be reviewed ends as one whose games could not be read: exit 2
+    with the first reason, after the outputs (the JSON's skipped list) are written."""
+    def broken(self: Reviewer, game: chess.pgn.Game, number: int) -> GameReview:
+        raise ValueError("the reviewer broke")
+
+    monkeypatch.setattr(Reviewer, "review", broken)
+    good = str(game_from("7k/8/6K1/8/8/8/8/5Q2 w - - 0 1", ["Qf7"]))
+    database = tmp_path / "db.pgn"
+    database.write_text(f"{good}\n\n{good}\n")
+    code, out, err = run("review", str(database), "--nodes", "200", "--json")
+    assert code == 2, (code, err)
+    assert err.strip().splitlines()[-1] == (f"chess-endgame: error: no game reviewed in {database}: 2 skipped, "
+                                            "the first (game 1, line 1): the reviewer broke"), err
+    data = json.loads(out)
+    assert data["meta"]["reviewed"] == 0 and [s["number"] for s in data["skipped"]] == [1, 2]
