@@ -195,6 +195,7 @@ def test_mainline(server: str) -> None:
     ("?fen=" + q("4k3/8/8/8/8/8/8/R3K3 w Q - 0 1"), 404, "castling rights"),
     ("?fen=" + q("<script>alert(1)</script>"), 400, "invalid FEN"),
     ("?fen=4k3/8/8/8/8/8/8/4KQ2_w_-_-_99999999999999999999_1", 400, "halfmove clock is above 2147483647"),
+    ("?fen=" + q("8/8/8/4k3/8/8/8/rQK5 w - e6 0 80"), 400, "the en passant square is impossible"),
 ])
 @pytest.mark.parametrize("path", ["/standard", "/standard/mainline", "/api/position"])
 def test_bad_requests_get_json_errors(server: str, path: str, query: str, status: int, words: str) -> None:
