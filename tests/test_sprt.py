@@ -239,6 +239,8 @@ def test_simulated_match_between_the_bounds_goes_both_ways():
     ("elo0=0 elo1=5 beta=0", r"beta must be in \(0, 0.5\)"),
     ("elo0=0 elo1=5 beta=-0.1", r"beta must be in \(0, 0.5\)"),
     ("elo0=0 elo1=5 model=bayesian", "unknown model 'bayesian'"),
+    ("elo0=-200000 elo1=0 model=logistic", r"elo0 must be within -1000..1000, got -200000"),
+    ("elo0=0 elo1=1e6", r"elo1 must be within -1000..1000"),
     ("elo0=0", "elo0 and elo1 are required"),
     ("elo0=0 elo1=5 elo0=1", "elo0 is given twice"),
     ("elo0 0 elo1 5", "expected key=value, got 'elo0'"),

@@ -34,6 +34,11 @@ CELL_SCORES = (0.0, 0.25, 0.5, 0.75, 1.0)
 _KEYS = ("elo0", "elo1", "alpha", "beta", "model")
 
 
+#: The largest Elo difference a bound may state (a score of 99.7% in logistic Elo; the LLR's arithmetic overflows
+#: long before the largest floats).
+MAX_ELO = 1000
+
+
 def score(elo_diff: float) -> float:
     """Expected points per game of the side that is ``elo_diff`` logistic Elo stronger."""
     return 1 / (1 + 10 ** (-elo_diff / 400))
@@ -56,6 +61,8 @@ class SprtBounds:
                 raise ValueError(f"SPRT: {key} must be a finite number, got {value}")
             if key in ("alpha", "beta") and not 0 < value < 0.5:
                 raise ValueError(f"SPRT: {key} must be in (0, 0.5), got {value:g}")
+            if key in ("elo0", "elo1") and abs(value) > MAX_ELO:
+                raise ValueError(f"SPRT: {key} must be within -{MAX_ELO}..{MAX_ELO}, got {value:g}")
         if self.elo1 <= self.elo0:
             raise ValueError(f"SPRT: elo1 ({self.elo1:g}) must be greater than elo0 ({self.elo0:g})")
         if self.model not in MODELS:
