@@ -247,12 +247,17 @@ def run_match(spec: MatchSpec, *, jobs: int = 1, on_game: Callable[[GameResult],
     def worker(pair: list[MatchEngine]) -> None:
         prober = Prober(spec.syzygy_path) if spec.tb_adjudication and spec.syzygy_path else None
         adjudicator = tablebase_adjudicator(prober) if prober is not None and prober.available else None
+        seen = threading.Event()  # set once the calling thread has counted the result (and stopped a decided test)
         try:
             while (index := next_game()) is not None:
                 result = _play(spec, index, pair, adjudicator)
                 if aborted.is_set():
                     break
-                results.put(result)
+                seen.clear()
+                results.put((result, seen))
+                while not seen.wait(0.2):  # so that no game starts after the pair that decided the test
+                    if stop.is_set():
+                        return
                 for side in (0, 1):
                     if not pair[side].alive:
                         restart(pair, side)
@@ -281,6 +286,7 @@ def run_match(spec: MatchSpec, *, jobs: int = 1, on_game: Callable[[GameResult],
             elif isinstance(item, str):
                 outcome.errors.append(item)
             else:
+                item, seen = item
                 with _ctrl_c_deferred():  # the outcome and on_game (the PGN) see the same games
                     outcome.games.append(item)
                     if sprt is not None:
@@ -293,6 +299,7 @@ def run_match(spec: MatchSpec, *, jobs: int = 1, on_game: Callable[[GameResult],
                             halves[item.round] = item.points
                     if on_game:
                         on_game(item)
+                    seen.set()
     except KeyboardInterrupt:
         outcome.interrupted = True
         aborted.set()
