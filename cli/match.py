@@ -6,6 +6,7 @@ import dataclasses
 import os
 import sys
 
+import chess
 import click
 from click.core import ParameterSource
 from tqdm import tqdm
@@ -38,8 +39,11 @@ SPRT_MAX_GAMES = 20000
 SPRT_STARTS = 500
 
 
-def _signed(value: float | None) -> str:
-    return "inf" if value is None else f"{value:+.1f}"
+def _signed(value: float | None, score: float) -> str:
+    """An Elo figure; None (no finite estimate) is -inf or +inf by the score, as cutechess-cli prints them."""
+    if value is None:
+        return "-inf" if score < 0.5 else "+inf" if score > 0.5 else "-"
+    return f"{value:+.1f}"
 
 
 def _margin(value: float | None) -> str:
@@ -59,9 +63,9 @@ def _report(outcome: MatchOutcome, starts: str, jobs: int, *, err: bool) -> None
         return
     say(f"result ({first}'s view): +{s['wins']} ={s['draws']} -{s['losses']}, score "
         f"{100 * s['score']:.1f}%")
-    pent = (f"; pentanomial +/- {_margin(s['elo_margin_pentanomial'])} over {s['pairs']} pairs"
+    pent = (f"; pentanomial +/- {_margin(s['elo_margin_pentanomial'])} over {plural(s['pairs'], 'pair')}"
             if s["pairs"] else "")
-    say(f"Elo difference: {_signed(s['elo'])} +/- {_margin(s['elo_margin'])} (95%, trinomial){pent}; "
+    say(f"Elo difference: {_signed(s['elo'], s['score'])} +/- {_margin(s['elo_margin'])} (95%, trinomial){pent}; "
         f"LOS {100 * s['los']:.1f}%")
     if s["sprt"] is not None:
         t = s["sprt"]
@@ -198,7 +202,7 @@ def match(engines: tuple[str, ...], option1: tuple[str, ...], option2: tuple[str
         try:
             bounds = SprtBounds.parse(sprt_bounds)
         except ValueError as exc:
-            fail(f"--sprt: {exc}")
+            fail(f"--sprt: {str(exc).removeprefix('SPRT: ')}")
         if context.get_parameter_source("games") == ParameterSource.DEFAULT:
             games = SPRT_MAX_GAMES
         if games % 2:
@@ -228,7 +232,7 @@ def match(engines: tuple[str, ...], option1: tuple[str, ...], option2: tuple[str
     if sum(x is not None for x in (tc, movetime, depth, nodes)) > 1:
         fail("give one of --tc, --movetime, --depth, --nodes")
     try:
-        clock = TimeControl.parse(tc or DEFAULT_TC) if movetime is None and depth is None and nodes is None else None
+        clock = TimeControl.parse(DEFAULT_TC if tc is None else tc) if movetime is None and depth is None and nodes is None else None
     except ValueError as exc:
         fail(f"--tc: {exc}")
     err = one_stdout({"--pgn": pgn_path, "--json": as_json, "--save-starts": save_starts})
@@ -255,13 +259,26 @@ def match(engines: tuple[str, ...], option1: tuple[str, ...], option2: tuple[str
                 except EngineError as exc:
                     fail(f"--balance-engine: {exc}")
             wanted = start_count or ((games + 1) // 2 if bounds is None else min((games + 1) // 2, SPRT_STARTS))
+            judged: list[chess.Board] = []
             try:
                 with tqdm(total=wanted, desc="starts", unit="start", file=sys.stderr,
                           dynamic_ncols=True, disable=None, leave=False) as bar:
+                    def kept(board: chess.Board) -> None:
+                        judged.append(board)
+                        bar.update()
+
                     boards = balanced_starts(wanted, seed, prober, judge=judge, nodes=balance_nodes,
-                                             progress=bar.update, min_cp=min_cp, max_cp=max_cp)
+                                             progress=kept, min_cp=min_cp, max_cp=max_cp)
             except (EngineError, NoBalancedStarts) as exc:
                 fail(f"balanced starts: {exc}")
+            except KeyboardInterrupt:
+                if save_starts and judged:
+                    with open_output(save_starts) as f:
+                        f.write("".join(f"{b.fen()}\n" for b in judged))
+                    interrupted(f"no game played; {plural(len(judged), 'start')} judged so far, written to "
+                                f"{save_starts}")
+                interrupted(f"no game played; {plural(len(judged), 'start')} judged so far"
+                            + (" (--save-starts keeps them)" if judged else ""))
             finally:
                 if judge is not None:
                     judge.close()

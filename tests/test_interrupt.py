@@ -349,3 +349,16 @@ def test_an_error_a_ctrl_c_caused_ends_as_a_ctrl_c(capsys: pytest.CaptureFixture
     assert capsys.readouterr().err.strip() == "chess-endgame: interrupted; nothing was kept"
     with pytest.raises(SystemError):  # any other cause: the error itself, not hidden
         program.main(["work", "--cause", "none"], prog_name="chess-endgame")
+
+
+def test_match_keeps_the_starts_judged_before_ctrl_c(syzygy_path: str, tmp_path: Path) -> None:
+    """Ctrl-C while the starts are judged (an unbalanced book takes an hour): no game is played, and the starts
+    judged so far go to --save-starts."""
+    book = tmp_path / "book.fen"
+    code, out, err = interrupt(["match", "--engine", "self", "--engine", "self", "--nodes", "100", "--games", "400",
+                                "--balance-nodes", "20000", "--save-starts", str(book)],
+                               progress_shows("starts", 2), terminal=True)
+    assert_interrupted(code, err)
+    fens = book.read_text().splitlines()
+    assert len(fens) >= 2 and all(chess.Board(fen).is_valid() for fen in fens)
+    assert f"no game played; {len(fens)} starts judged so far, written to {book}" in err, err

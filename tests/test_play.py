@@ -378,6 +378,9 @@ def one_line_error(code: int, out: str, err: str, *words: str) -> None:
     ([], ["two engines", "got 0"]),
     (["--engine", "self", "--engine", "self", "--tc", "10+"], ["--tc", "[MOVES/]SECONDS[+INCREMENT]"]),
     (["--engine", "self", "--engine", "self", "--tc", "0+0"], ["--tc", "no time"]),
+    (["--engine", "self", "--engine", "self", "--tc", ""], ["--tc", "not of the form"]),
+    (["--engine", "self", "--engine", "self", "--sprt", "elo0=-200000 elo1=0 model=logistic"],
+     ["--sprt: elo0 must be within -1000..1000"]),
     (["--engine", "self", "--engine", "self", "--tc", "9" * 400], ["--tc", "too long"]),
     (["--engine", "self", "--engine", "self", "--games", "0"], ["--games", "0"]),
     (["--engine", "self", "--engine", "self", "--tc", "1+0", "--depth", "2"], ["one of --tc"]),
@@ -539,8 +542,8 @@ def test_sprt_stops_when_the_test_decides(first: str, second: str, decision: str
     sprt, summary = data["summary"]["sprt"], data["summary"]
     assert sprt["decision"] == decision and sprt["verdict"] == {"H1": "passed", "H0": "failed"}[decision]
     assert (sprt["llr"] >= sprt["upper"]) if decision == "H1" else (sprt["llr"] <= sprt["lower"])
-    # Every complete pair is counted; the test stopped at once (at most the one game in play went on).
-    assert sum(sprt["pentanomial"]) == sprt["pairs"] == summary["games"] // 2
+    # Every complete pair is counted, and with one game at a time none starts after the pair that decided.
+    assert sum(sprt["pentanomial"]) == sprt["pairs"] and summary["games"] == 2 * sprt["pairs"]
     assert summary["games"] < 40 and data["meta"]["sprt"] == "elo0=0 elo1=200 alpha=0.05 beta=0.05 model=logistic"
     assert sprt["pentanomial"][4 if decision == "H1" else 0] == sprt["pairs"]
 
@@ -567,3 +570,12 @@ def test_saved_starts_are_read_back_by_openings(syzygy_path: str, tmp_path: Path
     assert [g["start"] for g in json.loads(out)["games"]][::2] == fens
     one_line_error(*run("match", "--engine", "self", "--engine", "self", "--openings", str(saved), "--starts", "2"),
                    "--starts", "--openings")
+
+
+def test_a_match_lost_outright_reports_minus_infinite_elo(tmp_path: Path) -> None:
+    """No point scored: the Elo difference is -inf (cutechess-cli's figure), not a bare inf."""
+    code, out, err = run("match", "--engine", f"{FAKE} illegal", "--engine", f"{FAKE} normal",
+                         "--openings", str(write_fen(tmp_path)), "--nodes", "1", "--games", "2")
+    assert code == 0, err
+    assert "score 0.0%" in out and "Elo difference: -inf +/- inf (95%, trinomial); " in out, out
+    assert "over 1 pair;" in out, out

@@ -98,7 +98,7 @@ def default_judge(prober: Prober | None, nodes: int = BALANCE_NODES) -> PlayerEn
 
 def balanced_starts(count: int, seed: int, prober: Prober | None = None, *, judge: Judge | None = None,
                     max_cp: int = BALANCED_CP, nodes: int = BALANCE_NODES,
-                    progress: Callable[[], None] | None = None, min_cp: int = 0) -> list[chess.Board]:
+                    progress: Callable[[chess.Board], None] | None = None, min_cp: int = 0) -> list[chess.Board]:
     """:func:`starting_positions` that ``judge`` keeps (:func:`is_balanced`), of the :data:`MATERIALS` with more
     pieces than ``prober``'s tables (which would end the game at once).
 
@@ -106,7 +106,8 @@ def balanced_starts(count: int, seed: int, prober: Prober | None = None, *, judg
     gives the same starts every time. About one random placement in five
     passes (the others have a pawn running, a piece hanging, or are draws it
     finds), at about a tenth of a second each. An engine judged at a node limit
-    with one thread is deterministic too. ``progress`` is called per start found.
+    with one thread is deterministic too. ``progress`` is called with each start kept, in order (so that a
+    caller interrupted by Ctrl-C still has those judged).
 
     ``min_cp`` above 0 keeps only starts that one side leads by ``min_cp`` to
     ``max_cp`` (an unbalanced book, as fishtest's UHO books): more game pairs
@@ -140,7 +141,7 @@ def balanced_starts(count: int, seed: int, prober: Prober | None = None, *, judg
         if ok:
             kept += 1
             if progress:
-                progress()
+                progress(board)
         return ok
 
     return starting_positions(count, seed, balanced, materials)
