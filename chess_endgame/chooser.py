@@ -5,7 +5,8 @@ Implements the rules of ``docs/chooser.md`` (the behaviour of Stockfish's
 in plies from the root side's view and a :class:`MoveClass` that takes the
 root's halfmove clock ``c`` and the game history into account.
 
-- checkmate: ``D = 1``; stalemate, dead position or threefold repetition: ``D = 0``;
+- checkmate: ``D = 1``; stalemate, dead position or threefold repetition, or a winning move after which the
+  loser can reply into a threefold repetition: ``D = 0``;
 - zeroing move: the child's WDL ``w`` maps to ``{-2: 1, -1: 101, 0: 0, 1: -101, 2: -1}``;
 - ``c >= 99`` and not zeroing: ``D = 0`` (the 50-move draw can be claimed);
 - otherwise ``d = -DTZ(child)`` and ``D = d + sign(d)``.
@@ -232,8 +233,9 @@ def choose(board: chess.Board, prober: Prober, *, rule50: bool = True, full: boo
         root_wdl = prober.probe_wdl(board)
         moves: list[RankedMove] = []
         pending: list[tuple[RankedMove, MoveClass, int]] = []  # (move, lowest class, least D)
+        repeated = has_repeated(board)
         for move in board.legal_moves:
-            entry, bounds = _entry(board, move, prober, rule50)
+            entry, bounds = _entry(board, move, prober, rule50, repeated)
             moves.append(entry)
             if bounds is not None:
                 pending.append((entry, *bounds))
@@ -272,15 +274,16 @@ def rank_move(board: chess.Board, move: chess.Move, prober: Prober, *, rule50: b
 
     :raises NotCoveredError: when the tables cannot answer.
     """
-    entry, bounds = _entry(board, move, prober, rule50)
+    entry, bounds = _entry(board, move, prober, rule50, has_repeated(board))
     if bounds is not None:
         _resolve(board, entry, prober, board.halfmove_clock, rule50)
     return entry
 
 
-def _entry(board: chess.Board, move: chess.Move, prober: Prober,
-           rule50: bool) -> tuple[RankedMove, tuple[MoveClass, int] | None]:
-    """The move's verdict from the child's WDL; bounds (lowest class, least D) when DTZ is still needed."""
+def _entry(board: chess.Board, move: chess.Move, prober: Prober, rule50: bool,
+           repeated: bool) -> tuple[RankedMove, tuple[MoveClass, int] | None]:
+    """The move's verdict from the child's WDL; bounds (lowest class, least D) when DTZ is still needed.
+    ``repeated``: a position has occurred twice in ``board``'s history (:func:`has_repeated`)."""
     clock = board.halfmove_clock
     zeroing = board.is_zeroing(move)
     board.push(move)
@@ -289,6 +292,9 @@ def _entry(board: chess.Board, move: chess.Move, prober: Prober,
         checkmate = child_wdl == -2 and board.is_check() and board.is_checkmate()
         stalemate = child_wdl == 0 and not board.is_check() and not any(board.generate_legal_moves())
         draw_now = stalemate or board.is_insufficient_material() or board.is_repetition(3)
+        # A winning move after which the loser can reply into a position's third occurrence: it will, and claim.
+        draw_now = draw_now or (repeated and not zeroing and child_wdl < 0 and not checkmate
+                                and board.can_claim_threefold_repetition())
     finally:
         board.pop()
     entry = RankedMove(move, MoveClass.DRAW, 0, 0, -child_wdl, None, zeroing, checkmate, stalemate)

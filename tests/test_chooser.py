@@ -143,6 +143,19 @@ def test_threefold_in_history(prober: Prober) -> None:
     assert has_repeated(board) and not has_repeated(chess.Board(fen))
 
 
+def test_a_win_that_lets_the_loser_repeat_a_third_time_is_a_draw(prober: Prober) -> None:
+    """After Qb1 the position after Kh8 would stand for the third time: Black replies so and claims. The move is
+    a draw; the other winning moves stay wins (and a loser's moves are not judged by what the winner may repeat)."""
+    fen = "7k/8/8/8/8/8/8/KQ6 w - - 0 1"
+    history = ["b1c1", "h8g8", "c1b1", "g8h8", "b1c2", "h8g7"]
+    choice = ranked(prober, fen, history)
+    back = next(m for m in choice.moves if m.uci == "c2b1")
+    assert back.cls == D and back.distance == 0
+    assert choice.best.cls == W and sum(m.cls == D for m in choice.moves) < len(choice.moves) // 2
+    fresh = ranked(prober, "7k/8/8/8/8/8/8/KQ6 w - - 0 1", ["b1c1", "h8g8", "c1c2", "g8h8"])
+    assert next(m for m in fresh.moves if m.uci == "c2b1").cls == W  # no position there has occurred twice
+
+
 def test_a_deadline_never_trades_a_win_for_a_draw(prober: Prober) -> None:
     # With no time for DTZ probes, only the queen moves that hang it are exact (draws); the
     # unresolved winning moves are still preferred.
