@@ -82,18 +82,19 @@ def train(target: str, side: str | None, difficulty: str, seed: int | None, plai
     try:
         for line in sys.stdin if as_json else _prompts(session):
             command = line.strip()
+            word = command.lower()  # the commands in any case; a move keeps its own (b4 is not B4)
             if not command:
                 continue
-            if command == "quit":
+            if word == "quit":
                 break
-            if command == "undo":
+            if word == "undo":
                 out.event("undo", taken=session.undo(), fen=session.board.fen())
-            elif command == "hint":
+            elif word == "hint":
                 try:
                     out.event("hint", move=session.hint())
                 except ValueError as exc:  # the drill is over
                     out.event("error", message=str(exc))
-            elif command == "board":
+            elif word == "board":
                 out.event("board", fen=session.board.fen())
             else:
                 try:

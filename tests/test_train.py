@@ -185,7 +185,11 @@ def test_the_training_api_answers_and_refuses_bad_input(prober: Prober) -> None:
                 ("move?move=f1f8", 400, "missing fen"), ("new?material=KRPvKRB", 404, "KRPvKRB"),
                 ("new?material=KQvK&seed=%C2%B2", 400, "seed"),
                 ("new?material=KPPPPPPPPPvK", 400, "could not place"),
-                ("move?fen=8/8/8/8/8/8/8/K1k5_w_-_-_0_1&move=a1a2", 400, "the drill is over")):
+                ("move?fen=8/8/8/8/8/8/8/K1k5_w_-_-_0_1&move=a1a2", 400, "the drill is over"),
+                (f"move?fen={fen}&move=0000", 400, "not a legal move"),
+                ("move?fen=7k/8/8/8/8/8/p7/1Q2K3_w_-_-_99_60&moves=b1c1,a2a1q&move=c1a1", 400,
+                 "the drill is over (drawn) before move a2a1q"),
+                ("hint?fen=7k/8/8/8/8/8/8/KQ6_w_-_-_0_1&moves=b1c1", 400, "not the user's turn")):
             status, answer = get_json(f"{url}/api/train/{query}")
             assert status == status_expected and words in answer["error"], (query, status, answer)
 
@@ -197,3 +201,74 @@ def test_a_drill_is_not_over_while_the_user_can_still_win_at_a_clock_of_99(probe
     assert session.drill.goal == WIN and not session.over and session.result() == "playing"
     feedback = session.play("Qxd3")
     assert feedback.verdict == KEPT and not session.over
+
+
+def test_the_null_move_is_not_a_move(prober: Prober) -> None:
+    """python-chess reads "--" and "0000" as the null move: a drill refuses them like any illegal text."""
+    session = Session(from_fen("7k/8/6K1/8/8/8/8/5Q2 w - - 0 1", prober), prober)
+    for text in ("--", "0000", "Z0", "@@@@"):
+        with pytest.raises(ValueError, match="not a legal move here"):
+            session.play(text)
+    assert not session.feedback and session.board.fen() == "7k/8/6K1/8/8/8/8/5Q2 w - - 0 1"
+
+
+def test_a_move_the_defender_answers_with_a_third_repetition_throws_the_win_away(prober: Prober) -> None:
+    session = Session(from_fen("7k/8/8/8/8/8/8/KQ6 w - - 0 1", prober), prober)
+    for move in ("b1c1", "h8g8", "c1b1", "g8h8", "b1c2", "h8g7"):
+        session.board.push_uci(move)
+    feedback = session.play("c2b1")
+    assert feedback.verdict == THROWN_AWAY and feedback.after == "draw" and "threefold" in feedback.reason
+    assert session.over and session.result() == "drawn"
+
+
+def test_hints_only_on_the_users_turn_of_a_game_going_on(prober: Prober) -> None:
+    session = Session(from_fen("7k/8/8/8/8/8/8/KQ6 w - - 0 1", prober), prober)
+    session.board.push_uci("b1c1")
+    with pytest.raises(ValueError, match="not the user's turn"):
+        session.hint()
+    over = Session(from_fen("7k/8/6K1/8/8/8/8/5Q2 w - - 0 1", prober), prober)
+    over.play("Qf7")  # stalemate
+    with pytest.raises(ValueError, match="the drill is over"):
+        over.hint()
+
+
+def test_no_margin_is_told_for_a_cursed_win_or_a_blessed_loss(prober: Prober) -> None:
+    session = Session(from_fen("8/8/8/3k4/8/8/8/K6r w - - 90 80", prober), prober)  # lost, but blessed at 90
+    feedback = session.play("Kb2")
+    assert feedback.after == "blessed loss" and feedback.spare is None
+
+
+@pytest.mark.parametrize(("fen", "why"), [("7k/8/6K1/8/8/8/8/5Q2 w - - 100 80", "50-move rule"),
+                                          ("8/8/8/8/8/8/8/K1k5 w - - 0 1", "insufficient material"),
+                                          ("7k/8/6K1/8/8/8/8/5Q2 w - - 150 80", "75-move rule")])
+def test_a_start_that_is_already_over_is_no_drill(prober: Prober, fen: str, why: str) -> None:
+    with pytest.raises(DrillError, match=f"already over \\({why}\\)"):
+        from_fen(fen, prober)
+
+
+def test_the_draw_defence_leaves_the_fewest_holding_replies(prober: Prober) -> None:
+    """Where the program can only draw, every draw resists alike: it plays one that leaves the user the fewest
+    replies that hold (it had played the first in UCI order)."""
+    rng = random.Random(4)
+    checked = 0
+    for _ in range(8):
+        drill = from_material("KRvKB", prober, user=chess.BLACK, difficulty="hard", rng=rng)
+        board = drill.board
+        board.push(plain_move(board, prober))  # the user's move; now the program (White) to move
+        choice = choose(board, prober, full=True)
+        candidates = choice.best_class_moves()
+        if choice.result != MoveClass.DRAW or len(candidates) < 2:
+            continue
+        move = tough_move(board, prober, random.Random(1))
+        hardest = min(_hardness(board, m.move, prober) for m in candidates)
+        assert _hardness(board, move, prober) == hardest
+        checked += 1
+    assert checked >= 3, checked
+
+
+def test_train_commands_in_any_case_and_the_queen_against_rook_classic(syzygy_path: str) -> None:
+    proc = subprocess.run([*EXECUTABLE, "train", "QvR", "--json", "--syzygy-path", syzygy_path],
+                          input="HINT\nQuit\n", capture_output=True, text=True, timeout=120)
+    assert proc.returncode == 0, proc.stderr
+    events = [json.loads(line) for line in proc.stdout.splitlines()]
+    assert events[0]["fen"] == CLASSICS["qvr"].fen and [e["event"] for e in events] == ["start", "hint", "end"]

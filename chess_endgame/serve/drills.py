@@ -88,6 +88,8 @@ def _session(query: dict, prober: Prober) -> Session:
             move = chess.Move.from_uci(text)
         except ValueError:
             raise ApiError(400, f"not a UCI move: {text!r}") from None
+        if session.over:
+            raise ApiError(400, f"the drill is over ({session.result()}) before move {text}")
         if move not in session.board.legal_moves:
             raise ApiError(400, f"illegal move {text} in {session.board.fen()}")
         session.board.push(move)
@@ -99,12 +101,14 @@ def move(query: dict, prober: Prober) -> dict:
     session = _session(query, prober)
     if session.board.turn != session.user:
         raise ApiError(400, "not the user's turn: the moves end with a move of the user's")
+    if session.over:
+        raise ApiError(400, f"the drill is over ({session.result()}): no more moves")
     try:
         played = session.board.parse_uci(query.get("move", ""))
     except ValueError:
-        raise ApiError(400, f"not a legal move here: {query.get('move', '')!r}") from None
-    if session.over:
-        raise ApiError(400, f"the drill is over ({session.result()}): no more moves")
+        played = chess.Move.null()
+    if not played:  # python-chess reads "0000" as the null move
+        raise ApiError(400, f"not a legal move here: {query.get('move', '')!r}")
     try:
         feedback = session.play(played.uci())
     except NoTablebaseMove as exc:

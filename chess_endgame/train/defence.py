@@ -2,8 +2,8 @@
 
 :func:`tough_move` never gives up more than the tables allow (it plays a move of the best class under the
 50-move rule, as :func:`~chess_endgame.chooser.choose` ranks them). Among those it keeps the longest
-resistance (the longest distance to the next zeroing move under the 50-move rule when losing; the chooser's
-order otherwise), and among the moves that resist as long it leaves the user the fewest replies that keep the
+resistance (the longest distance to the next zeroing move under the 50-move rule when losing; every draw alike
+when drawing; the chooser's order when winning), and among the moves that resist as long it leaves the user the fewest replies that keep the
 user's result, a move after which one of them captures or promotes counting as the easiest of all (any
 search, and most players, find a winning capture at once); then a seeded random one.
 
@@ -83,10 +83,15 @@ def tough_move(board: chess.Board, prober: Prober, rng: random.Random | None = N
         return candidates[0].move
     rng = rng or random.Random(0)
     order = {m.move: i for i, m in enumerate(choice.moves)}
-    losing = candidates[0].cls < MoveClass.DRAW
+    cls = candidates[0].cls
 
     def hardness(entry: RankedMove) -> tuple:
-        resistance = -(entry.s or 0) if losing else order[entry.move]  # losing: the largest s first
+        if cls < MoveClass.DRAW:
+            resistance = -(entry.s or 0)  # the largest s first
+        elif cls == MoveClass.DRAW:
+            resistance = 0  # a draw is a draw: the user's keeping replies decide
+        else:
+            resistance = order[entry.move]
         obvious, keeping = keeping_replies(board, entry.move, prober)
         return resistance, obvious > 0, keeping
 

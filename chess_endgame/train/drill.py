@@ -13,7 +13,7 @@ from dataclasses import dataclass
 
 import chess
 
-from chess_endgame.board import clock_problem, parse_material, random_position
+from chess_endgame.board import TERMINATIONS, clock_problem, outcome, parse_material, random_position
 from chess_endgame.chooser import Choice, MoveClass, choose
 from chess_endgame.tablebase.prober import NotCovered, Prober
 
@@ -43,7 +43,7 @@ CLASSICS = {c.name.lower(): c for c in (
             "a rook pawn on the sixth: attack it from the side, the king near the corner"),
     Classic("KBN", "8/8/8/3k4/8/8/8/KBN5 w - - 0 1", WIN,
             "bishop and knight: drive the king to a corner of the bishop's colour"),
-    Classic("KQvKR", "8/8/8/3k4/8/5r2/8/KQ6 w - - 0 1", WIN,
+    Classic("QvR", "8/8/8/3k4/8/5r2/8/KQ6 w - - 0 1", WIN,
             "queen against rook: separate king and rook, win the rook with a fork or a skewer"),
     Classic("Saavedra", "8/8/1KP5/3r4/8/8/8/k7 w - - 0 1", WIN,
             "the pawn queens only by underpromotion: c7, then c8=R!"),
@@ -85,8 +85,10 @@ def goal_of(board: chess.Board, prober: Prober) -> str:
     choice = choose(board, prober)
     if isinstance(choice, NotCovered):
         raise NotFound(f"the tables cannot answer {board.fen()}: {choice.message}")
-    if not choice.moves:
-        raise DrillError(f"{board.fen()} is already over")
+    over = outcome(board)
+    if not choice.moves or over is not None:
+        how = f" ({TERMINATIONS[over.termination]})" if over is not None else ""
+        raise DrillError(f"{board.fen()} is already over{how}")
     if choice.result >= MoveClass.MAYBE_WIN:
         return WIN
     if choice.result >= MoveClass.BLESSED_LOSS:  # a draw, a cursed win or a blessed loss: the draw is the goal

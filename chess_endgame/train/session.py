@@ -25,6 +25,8 @@ from chess_endgame.train.drill import WIN, Drill
 
 #: Plies of the tables' line shown after a move (from the position before it).
 LINE_PLIES = 8
+#: The classes whose 50-move margin is told: a cursed win or blessed loss has none left.
+SPARE_CLASSES = (MoveClass.WIN, MoveClass.MAYBE_WIN, MoveClass.MAYBE_LOSS, MoveClass.LOSS)
 #: What the user's move did to the result.
 KEPT, SPENT, THROWN_AWAY = "kept", "spent", "thrown away"
 
@@ -126,9 +128,11 @@ class Session:
         text = text.strip()
         for parse in (self.board.parse_san, self.board.parse_uci):
             try:
-                return parse(text)
+                move = parse(text)
             except ValueError:
                 continue
+            if move:  # not the null move ("--", "0000"), which python-chess reads as a move
+                return move
         legal = ", ".join(sorted(self.board.san(m) for m in self.board.legal_moves))
         raise ValueError(f"not a legal move here: {text!r} (legal: {legal})")
 
@@ -166,7 +170,7 @@ class Session:
             kind = KEPT
         return Feedback(board.san(played.move), played.uci, kind, class_outcome(best.cls).text,
                         class_outcome(played.cls).text, verdict.reason, board.san(best.move),
-                        self.line(board, best.move), spare(played) if played.cls != MoveClass.DRAW else None)
+                        self.line(board, best.move), spare(played) if played.cls in SPARE_CLASSES else None)
 
     def undo(self) -> bool:
         """Take back the user's last move (and the program's answer to it); False when there is none."""
@@ -180,6 +184,10 @@ class Session:
 
     def hint(self) -> str:
         """The tables' best move for the user now (SAN)."""
+        if self.over:
+            raise ValueError("the drill is over")
+        if self.board.turn != self.user:
+            raise ValueError("not the user's turn")
         best = self._choice(self.board).best
         if best is None:
             raise ValueError("the drill is over")
