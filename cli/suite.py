@@ -34,13 +34,17 @@ from .common import (
 )
 
 
+def _percent(part: int, whole: int) -> str:
+    """Rounded down: 199 of 200 is 99%, not 100%."""
+    return f" {100 * part // whole}%" if whole else ""
+
+
 def _print_summary(summary: Summary, items: int, *, err: bool) -> None:
     header = f"{'':<28}{'positions':>10}{'solved':>15}{'TB-verified':>16}{'mean s':>8}{'mean depth':>11}{'nodes':>12}"
 
     def line(row) -> str:
-        solved = f"{row.solved}/{row.judged}" + (f" {100 * row.solved / row.judged:.0f}%" if row.judged else "")
-        tb = f"{row.tb_correct}/{row.tb_covered}" + (f" {100 * row.tb_correct / row.tb_covered:.0f}%"
-                                                     if row.tb_covered else "")
+        solved = f"{row.solved}/{row.judged}" + _percent(row.solved, row.judged)
+        tb = f"{row.tb_correct}/{row.tb_covered}" + _percent(row.tb_correct, row.tb_covered)
         text = (f"{row.label[:27]:<28}{row.total:>10}{solved:>15}{tb:>16}{row.mean_seconds:>8.2f}"
                 f"{row.mean_depth:>11.1f}{row.nodes:>12}")
         if row.played:
@@ -92,12 +96,19 @@ def _expected(item: Item, result) -> str:
 
 def _print_failed(results: list, items: list[Item], *, err: bool) -> None:
     """After the summary: every position the solver failed, with what it played and what was expected."""
-    failed = sorted((r for r in results if r.solved is False), key=lambda r: r.index)
+    failed = sorted((r for r in results if r.solved is False or (r.play and r.play.get("ok") is False)),
+                    key=lambda r: r.index)
     if not failed:
         return
     click.echo(f"failed ({len(failed)}):", err=err)
     for result in failed:
         item = items[result.index]
+        if result.solved is not False:  # solved, but the play-out missed its result
+            play = result.play
+            click.echo(f"  {os.path.basename(item.file)}:{item.line} {item.id}: played out to {play['result']} "
+                       f"({play['termination']}, {plural(play['plies'], 'ply')}), expected {play['expected']}",
+                       err=err)
+            continue
         tables = f"; the tables: {result.tb_move_class}, best {result.tb_best_class}" if result.tb_move_class else ""
         played = result.moves
         if item.kind == "puzzle":  # the solver's moves with the puzzle's replies between them
@@ -124,7 +135,8 @@ def _print_failed(results: list, items: list[Item], *, err: bool) -> None:
               help="Write one CSV row per position to FILE (-: standard output).")
 @click.option("--play", is_flag=True, help="Also play each position out against the defender "
                                             "(tablebase where covered, else the same engine).")
-@click.option("--theme", default=None, metavar="THEME", help="Only Lichess puzzles with this theme (e.g. endgame).")
+@click.option("--theme", default=None, metavar="THEME",
+              help="Only Lichess puzzles with this theme (e.g. endgame); EPD positions are all run.")
 @click.option("--limit", "max_items", type=click.IntRange(1, None), default=None, metavar="POSITIONS",
               help="Only the first POSITIONS positions.")
 @cluster_option

@@ -131,10 +131,10 @@ def test_bad_files_and_options(syzygy_path: str, tmp_path: Path) -> None:
     assert code == 2 and "one of" in err
     code, _, err = run("suite", str(DATA / "mates.epd"), "--engine", "/nonexistent/engine")
     assert code == 2 and "cannot start the UCI engine" in err
-    quote = tmp_path / "quote.csv"  # a stray quote: the rest of the file one field, past the csv module's limit
-    quote.write_text('PuzzleId,FEN,Moves,Themes\na1,"8/8/8/8/8/8/8/8 w - - 0 1,e2e4 e7e5,x\n' + "b,c,d,e\n" * 20000)
+    quote = tmp_path / "quote.csv"  # a stray quote on a line of its own, and nothing else: nothing to run
+    quote.write_text('PuzzleId,FEN,Moves,Themes\na1,"8/8/8/8/8/8/8/8 w - - 0 1,e2e4 e7e5,x\n')
     code, _, err = run("suite", str(quote))
-    assert code == 2 and len(err.splitlines()) == 1 and "quote.csv: line" in err and "field larger" in err, err
+    assert code == 2 and "quote.csv:2: invalid FEN" in err and err.endswith("no positions to run\n"), err
 
 
 @pytest.mark.skipif(not os.path.exists(STOCKFISH), reason="Debian's stockfish is not installed")
@@ -181,6 +181,12 @@ def test_engine_that_dies_twice_on_a_position(tmp_path: Path) -> None:
     # Every position is retried once on a restarted engine, then given up; three such end the run.
     assert len(results) == 3 and all("retried once" in p["error"] for p in results)
     assert "engine error" in err and "not run: 3 of 6" in out
+    assert "the run stopped after 3 failed positions; 3 not run" in err, err
+    code, out, err = run("suite", str(DATA / "mates.epd"), "--limit", "6", "--engine", engine, "--movetime", "10",
+                         "--jobs", "2", "--output", str(out_json))
+    run_ = json.loads(out_json.read_text())
+    done = {p["index"] for p in run_["positions"]}
+    assert code == 1 and {r["index"] for r in run_["meta"]["retried"]} <= done  # only positions with a result
 
 
 @pytest.mark.slow
@@ -206,3 +212,47 @@ def test_the_text_report_lists_the_failed_positions(syzygy_path: str) -> None:
     assert all(line.startswith("  ") and ": played " in line and ", expected " in line for line in failed[1:])
     # Every other position of the report is solved: none of them is listed.
     assert "KBNvK: six fastest wins" not in out.split("\nfailed (")[1]
+
+
+def test_a_stray_quote_in_a_puzzle_csv_costs_its_own_line_only(tmp_path: Path) -> None:
+    rows = (DATA / "puzzles.csv").read_text().splitlines()
+    header, good = rows[0], rows[1:4]
+    broken = good[0].replace(",", ',"', 1)  # a quote that never closes
+    suite = tmp_path / "quote.csv"
+    suite.write_text("\n".join([header, good[0], broken, "", good[1], "", good[2]]) + "\n")
+    loaded = load_files([str(suite)])
+    assert [i.line for i in loaded.items] == [2, 5, 7]  # the file's own line numbers, blank lines counted
+    assert [(line, len(message) < 3 * len(broken)) for _, line, message in loaded.skipped] == [(3, True)]
+
+
+def test_a_theme_no_puzzle_has_is_said_so(tmp_path: Path) -> None:
+    code, out, err = run("suite", str(DATA / "puzzles.csv"), "--theme", "nosuch", "--nodes", "1")
+    assert code == 2 and err.strip() == "chess-endgame: error: no positions to run with theme 'nosuch'", err
+
+
+def test_operations_that_cannot_be_met_and_finished_games_are_skipped(tmp_path: Path) -> None:
+    suite = tmp_path / "ops.epd"
+    suite.write_text('7k/8/6K1/8/8/8/8/5Q2 w - - dm 0; id "dm0";\n'
+                     '7k/8/6K1/8/8/8/8/5Q2 w - - dm 3.5; id "dm3.5";\n'
+                     '7k/8/6K1/8/8/8/8/5Q2 w - - wdl 7; id "wdl7";\n'
+                     '7k/8/6K1/8/8/8/8/5Q2 w - - bm; id "nobm";\n'
+                     '5Q1k/8/6K1/8/8/8/8/8 b - - dm 1; id "mated";\n'
+                     '7k/5Q2/6K1/8/8/8/8/8 b - - id "stalemate";\n'
+                     '7k/8/6K1/8/8/8/8/5Q2 w - - dm 1; id "fine";\n')
+    loaded = load_files([str(suite)])
+    assert [i.id for i in loaded.items] == ["fine"]
+    messages = [message for _, _, message in loaded.skipped]
+    assert messages == ["operation dm needs a positive number of moves, got 0", "operation dm needs an integer, got 3.5",
+                        "operation wdl is -2 to 2, got 7", "operation bm names no move",
+                        "no legal move: checkmate", "no legal move: stalemate"], messages
+
+
+def test_the_summary_rounds_down_and_names_a_failed_play_out(syzygy_path: str, tmp_path: Path) -> None:
+    from chess_endgame_cli.suite import _percent
+
+    assert _percent(199, 200) == " 99%" and _percent(200, 200) == " 100%" and _percent(0, 0) == ""
+    suite = tmp_path / "play.epd"
+    suite.write_text('8/8/8/4k3/8/8/4K3/4R3 w - - c0 "0-1"; id "wrong result";\n')
+    code, out, err = run("suite", str(suite), "--nodes", "500", "--play")
+    assert code == 0 and "play 0/1" in out
+    assert "wrong result: played out to 1-0 (" in out and "expected 0-1" in out, out

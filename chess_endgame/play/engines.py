@@ -76,6 +76,10 @@ def is_unlimited(limits: chess.engine.Limit) -> bool:
     return limits.time is None and limits.depth is None and limits.nodes is None and limits.mate is None
 
 
+#: :meth:`PlayerEngine.warm`'s positions: one beyond the tables, one within the embedded 3-4-piece set.
+WARM_POSITIONS = ("8/5pk1/6p1/8/3R4/6P1/5PK1/4r3 w - - 0 1", "8/8/8/4k3/8/8/8/4KQ2 w - - 0 1")
+
+
 class PlayerEngine:
     """The project's player with fixed limits per move."""
 
@@ -86,6 +90,13 @@ class PlayerEngine:
 
     def new_position(self) -> None:
         """A new, unrelated position: forget the hash (results do not depend on what came before)."""
+        self.player.new_game()
+
+    def warm(self) -> None:
+        """Load what the first answer would otherwise pay for inside its time (the compiled search, the tables'
+        headers, the chooser): a one-node search and a tablebase root, then the hash forgotten."""
+        for fen in WARM_POSITIONS:
+            self.player.decide(chess.Board(fen), Limits(nodes=1))
         self.player.new_game()
 
     def _decide(self, board: chess.Board) -> Decision:

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import csv
 import os
-from collections.abc import Iterator
 from dataclasses import dataclass, field
 
 import chess
@@ -84,11 +83,12 @@ def load_file(path: str, *, theme: str | None = None) -> tuple[list[Item], list[
         text = read_text(path, "EPD lines or Lichess puzzles", kind="suite")
     except ValueError as exc:
         raise LoadError(f"{exc}") from None
-    if path.lower().endswith(".csv") or text.startswith("PuzzleId,"):
+    path_is_csv = path.lower().endswith(".csv") or text.startswith("PuzzleId,")
+    if path_is_csv:
         items, skipped = _load_puzzles(path, text, theme)
     else:
         items, skipped = _load_epd(path, text)
-    if not items and not skipped:
+    if not items and not skipped and not (theme and path_is_csv):  # puzzles all of other themes: not an error
         raise LoadError(f"{path} holds no positions")
     return items, skipped
 
@@ -106,6 +106,9 @@ def _load_epd(path: str, text: str) -> tuple[list[Item], list[tuple[str, int, st
         if status:
             skipped.append((path, number, f"illegal position ({status!r})"))
             continue
+        if not any(board.generate_legal_moves()):
+            skipped.append((path, number, f"no legal move: {'checkmate' if board.is_check() else 'stalemate'}"))
+            continue
         try:
             clean = _operations(ops)
         except ValueError as exc:
@@ -118,36 +121,39 @@ def _load_epd(path: str, text: str) -> tuple[list[Item], list[tuple[str, int, st
 def _operations(ops: dict) -> dict:
     """The operations the runner uses, as plain data (UCI strings, ints)."""
     clean: dict = {key: [m.uci() for m in ops[key]] for key in ("bm", "am") if key in ops}
+    for key in ("bm", "am"):
+        if key in clean and not clean[key]:
+            raise ValueError(f"operation {key} names no move")
     for key in ("dm", "wdl", "dtz"):
         if key in ops:
-            try:
-                clean[key] = int(ops[key])
-            except (TypeError, ValueError):
-                raise ValueError(f"operation {key} needs an integer, got {ops[key]!r}") from None
+            value = ops[key]
+            if not isinstance(value, int) and not (isinstance(value, float) and value.is_integer()):
+                raise ValueError(f"operation {key} needs an integer, got {value!r}")
+            clean[key] = int(value)
+    if clean.get("dm", 1) < 1:
+        raise ValueError(f"operation dm needs a positive number of moves, got {clean['dm']}")
+    if not -2 <= clean.get("wdl", 0) <= 2:
+        raise ValueError(f"operation wdl is -2 to 2, got {clean['wdl']}")
     result = ops.get("result") or ops.get("c0")
     if isinstance(result, str) and result.strip() in ("1-0", "0-1", "1/2-1/2"):
         clean["result"] = result.strip()
     return clean
 
 
-def _rows(path: str, reader: csv.DictReader) -> Iterator[dict]:
-    """The reader's rows; a line the csv module refuses (a field past its size limit: a stray quote) is a
-    :exc:`LoadError` naming the line."""
-    while True:
-        try:
-            yield next(reader)
-        except StopIteration:
-            return
-        except csv.Error as exc:
-            raise LoadError(f"{path}: line {reader.line_num}: {exc}") from None
-
-
 def _load_puzzles(path: str, text: str, theme: str | None) -> tuple[list[Item], list[tuple[str, int, str]]]:
+    """Lichess's puzzle CSV, a puzzle a line: each line is read on its own, so that a stray quote costs its own
+    line only (the csv module would join the lines after it into one field), and line numbers are the file's."""
     items, skipped = [], []
-    reader = csv.DictReader(text.splitlines())
-    if not reader.fieldnames or not {"PuzzleId", "FEN", "Moves"} <= set(reader.fieldnames):
+    lines = [(number, line) for number, line in enumerate(text.splitlines(), 1) if line.strip()]
+    header = next(csv.reader([lines[0][1]])) if lines else []
+    if not {"PuzzleId", "FEN", "Moves"} <= set(header):
         raise LoadError(f"{path}: a puzzle CSV needs the columns PuzzleId, FEN and Moves")
-    for number, row in enumerate(_rows(path, reader), 2):
+    for number, line in lines[1:]:
+        try:
+            row = dict(zip(header, next(csv.reader([line])), strict=False))
+        except csv.Error as exc:
+            skipped.append((path, number, f"not a CSV line: {exc}"))
+            continue
         themes = (row.get("Themes") or "").split()
         if theme and theme not in themes:
             continue
@@ -167,6 +173,7 @@ def _load_puzzles(path: str, text: str, theme: str | None) -> tuple[list[Item], 
             continue
         after_setup = chess.Board(start_fen)
         after_setup.push(line[0])
-        items.append(Item(path, number, row["PuzzleId"], after_setup.fen(), "puzzle",
+        items.append(Item(path, number, row.get("PuzzleId") or f"{os.path.basename(path)}:{number}",
+                          after_setup.fen(), "puzzle",
                           {"start_fen": start_fen}, moves[1:], moves[0], themes))
     return items, skipped

@@ -64,6 +64,8 @@ class _Worker:
         self.spec = spec
         self.solver: PlayerEngine | ExternalEngine = spec.solver()
         self.prober = Prober(spec.syzygy_path or None)
+        if isinstance(self.solver, PlayerEngine):
+            self.solver.warm()  # so that the first position's time is its own
 
     def run(self, task: tuple[int, Item]) -> Result:
         """One task of the batch runner: (index, item)."""
@@ -176,7 +178,11 @@ def run_items(items: list[Item], spec: EngineSpec, *, jobs: int = 1, backend: Ba
     batch = run_batch(functools.partial(_Worker, spec), list(enumerate(items)),
                       backend=backend or LocalProcesses(jobs), on_result=take, failed=_given_up)
     outcome.results, outcome.interrupted = batch.results, batch.interrupted
-    outcome.retried = [(i, items[i].id, why) for i, why in sorted(batch.retried.items())]
+    done = {result.index for result in batch.results}
+    outcome.retried = [(i, items[i].id, why) for i, why in sorted(batch.retried.items()) if i in done]
+    if len(outcome.errors) >= MAX_CRASHES and len(batch.results) < len(items) and not batch.interrupted:
+        outcome.errors.append(f"the run stopped after {MAX_CRASHES} failed positions; "
+                              f"{len(items) - len(batch.results)} not run")
     if isinstance(batch.error, (EngineError, BackendError)):
         if not outcome.results:
             raise batch.error  # the engine (or the back end) cannot start at all
