@@ -44,8 +44,9 @@ class PositionError(ValueError):
 
 
 def parse_fen(fen: str) -> chess.Board:
-    """A legal board from a FEN (the clocks may be omitted); :exc:`PositionError` otherwise."""
-    text = " ".join(fen.split())
+    """A legal board from a FEN (the clocks may be omitted, underscores may stand for the spaces, as in Lichess's
+    and syzygy-tables.info's addresses); :exc:`PositionError` otherwise."""
+    text = " ".join(fen.replace("_", " ").split())
     if not text:
         raise PositionError("empty FEN")
     try:
@@ -58,7 +59,7 @@ def parse_fen(fen: str) -> chess.Board:
     status = board.status() & ~_TOLERATED
     if status:
         reasons = [words for flag, words in _STATUS_TEXT.items() if status & flag]
-        raise PositionError(f"illegal position {text!r}: {', '.join(reasons) or status!r}")
+        raise PositionError(f"illegal position {text!r}: {', '.join(reasons) if reasons else repr(status)}")
     return board
 
 

@@ -64,6 +64,8 @@ def best(position: tuple[str, ...], moves: bool, as_json: bool, no_faster_mate: 
         "class": decision.cls.name if decision.cls else None, "dtz": dtz, "wdl": wdl,
         "score": score_json(decision.score), "distance": decision.distance,
         "pv": [m.uci() for m in decision.pv], "notes": decision.notes,
+        "depth": decision.depth, "nodes": decision.nodes, "time_ms": decision.time_ms,
+        "tables": None if decision.not_covered is None else decision.not_covered.message,
     }
     if as_json:
         echo_json(record)

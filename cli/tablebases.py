@@ -5,6 +5,7 @@ from __future__ import annotations
 import os
 import sys
 import textwrap
+import urllib.parse
 
 import click
 from chess_endgame_tablebases import CHECKSUM_LISTS
@@ -12,7 +13,7 @@ from tqdm import tqdm
 
 from chess_endgame.tablebase import downloads
 from chess_endgame.tablebase import files as tables
-from chess_endgame.tablebase.paths import HOW_TO_GET_TABLES, default_directory, embedded_directory, resolve_path
+from chess_endgame.tablebase.paths import HOW_TO_GET_TABLES, default_directory, embedded_directory, resolve_path, scan
 from chess_endgame.text import plural
 
 from .common import FiniteFloatRange, echo_json, fail, interrupted, user_errors, writable_directory
@@ -114,10 +115,14 @@ def verify(path: str | None, checksum_files: tuple[str, ...], deep: bool, sample
     """
     path = path or resolve_path(None)
     checksums = tables.read_checksums([*CHECKSUM_LISTS, *checksum_files])
+    problems = scan(path).bad_directories
     files = tables.table_paths(path)
     total = len(files)
     if not total:
-        fail(f"no Syzygy tables in {path}; {HOW_TO_GET_TABLES}")
+        fail("; ".join(f"{directory}: {why}" for directory, why in problems.items()) if problems
+             else f"no Syzygy tables in {path}; {HOW_TO_GET_TABLES}")
+    for directory, why in problems.items():
+        click.echo(f"chess-endgame: warning: {directory}: {why}", err=True)
     bad: list[tables.FileReport] = []
     counts = {"ok": 0, "mismatch": 0, "unlisted": 0, "-": 0}
     checked = 0
@@ -209,11 +214,17 @@ def compare(path: str | None, positions: int, every_pieces: int | None, only: tu
                f"{ours:>12.2f}")
     for fen, expected, found in wrong[:20]:
         click.echo(f"MISMATCH {fen}: python-chess {expected}, compiled {found}")
+    failed = [f for r in results for f in r.failures]
+    for fen, expected, found in failed[:20]:
+        click.echo(f"FAILED {fen}: python-chess {expected}, compiled {found}")
     if len(results) < len(names):
         interrupted(f"{len(results)} of {len(names)} tables compared")
+    verdict = "all equal" if not wrong and not failed else "; ".join(
+        part for part in (f"{len(wrong)} differ" if wrong else "", f"{len(failed)} not answered" if failed else "")
+        if part)
     click.echo(f"{'every position' if every_pieces else f'{positions} random positions a table (seed {seed})'}: "
-               f"{'all equal' if not wrong else f'{len(wrong)} differ'}")
-    sys.exit(1 if wrong else 0)
+               f"{verdict}")
+    sys.exit(1 if wrong or failed else 0)
 
 
 @tablebases.command()
@@ -238,6 +249,13 @@ def download(pieces: str, wdl_only: bool, dest: str | None, mirror: str,
              checksum_files: tuple[str, ...], timeout: float, yes: bool) -> None:
     """Download the official Syzygy files of one piece count into the per-user directory (the 5-piece
     set by default: the 3-4-piece set is embedded), resuming partial ones, checking each file."""
+    try:
+        parts = urllib.parse.urlsplit(mirror.strip())
+        parts.port  # noqa: B018 - raises ValueError on a bad port
+    except ValueError as exc:
+        fail(f"--mirror {mirror!r}: {exc}")
+    if parts.scheme not in ("http", "https") or not parts.hostname:
+        fail(f"--mirror {mirror!r} is not an http:// or https:// URL")
     dest = dest or default_directory()
     checksums = tables.read_checksums(checksum_files or CHECKSUM_LISTS)
     if (problem := writable_directory(dest)) is not None:  # checked before any download, by writing there

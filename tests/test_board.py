@@ -100,3 +100,12 @@ def test_clocks_beyond_2_to_the_31_are_refused_in_one_line() -> None:
             read_epd(fen)
     with pytest.raises(ValueError, match="the halfmove clock is above"):
         read_epd("4k3/8/8/8/8/8/8/4KQ2 w - - hmvc 2147483648;")
+
+
+def test_underscores_stand_for_spaces_and_reasons_are_not_quoted() -> None:
+    from chess_endgame.board import PositionError, parse_fen
+
+    assert parse_fen("8/8/8/8/8/2k5/8/K1Q5_b_-_-_0_1").fen() == "8/8/8/8/8/2k5/8/K1Q5 b - - 0 1"
+    with pytest.raises(PositionError) as error:
+        parse_fen("4k3/8/8/8/8/8/4R3/4K3 w - - 0 1")
+    assert str(error.value).endswith(": the side not to move is in check"), error.value

@@ -152,6 +152,8 @@ def test_best_from_search_and_history(syzygy_path: str) -> None:
     data = json.loads(out)
     assert code == 0 and data["source"] == "search" and data["class"] is None
     assert chess.Move.from_uci(data["move"]) in chess.Board(data["fen"]).legal_moves
+    # What the text report says of the search is in the JSON too: depth, nodes, time, why not the tables.
+    assert data["depth"] == 3 and data["nodes"] > 0 and data["time_ms"] >= 0 and "pieces" in data["tables"], data
     # With the game history a repeating move is a draw and is not chosen.
     start = "8/8/8/4k3/8/8/4K3/4R3 w - - 0 1"
     code, out, _ = run("best", start, "--json", "--moves", *(["e2d2", "e5d5", "d2e2", "d5e5"] * 2))

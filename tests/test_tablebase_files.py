@@ -269,3 +269,54 @@ def test_ctrl_c_during_verify_reports_the_files_checked(syzygy_path: str) -> Non
     files = next(line for line in out.splitlines() if line.startswith("files"))
     done, total = (int(n) for n in files.split()[1::2])
     assert 2 <= done < total and "sound" in out
+
+
+def test_verify_deep_reads_the_embedded_set_behind_a_directory(syzygy_dir: Path, tmp_path: Path) -> None:
+    """A directory holding only KRvKB (as one filled by download holds only its 5-piece files): the deep check
+    follows its moves into KRvK and KBvK from the embedded set, so flipped bytes are found."""
+    for name in ("KRvKB.rtbw", "KRvKB.rtbz"):
+        shutil.copy(syzygy_dir / name, tmp_path)
+        os.chmod(tmp_path / name, 0o644)
+    data = bytearray((tmp_path / "KRvKB.rtbw").read_bytes())
+    middle = len(data) // 2
+    data[middle:middle + 4096] = bytes(4096)
+    (tmp_path / "KRvKB.rtbw").write_bytes(bytes(data))
+    code, out, _ = run("tablebases", "verify", str(tmp_path), "--deep")
+    assert code == 1 and "BAD" in out and "KRvKB.rtbw" in out, out
+
+
+def test_verify_names_a_path_that_is_no_directory(tmp_path: Path, syzygy_dir: Path) -> None:
+    code, _, err = run("tablebases", "verify", str(tmp_path / "missing"))
+    assert code == 2 and err.strip().endswith("missing: No such file or directory"), err
+    code, _, err = run("tablebases", "verify", str(syzygy_dir / "KQvK.rtbw"))
+    assert code == 2 and "KQvK.rtbw: Not a directory" in err, err
+    code, out, err = run("tablebases", "verify", f"{tmp_path / 'missing'}{os.pathsep}{paths.embedded_directory()}")
+    assert code == 0 and "missing: No such file or directory" in err, err
+
+
+def test_compare_counts_positions_neither_prober_can_answer(syzygy_dir: Path, tmp_path: Path) -> None:
+    (tmp_path / "KQvK.rtbw").write_bytes((syzygy_dir / "KQvK.rtbw").read_bytes()[:100])  # truncated
+    shutil.copy(syzygy_dir / "KQvK.rtbz", tmp_path)
+    code, out, _ = run("tablebases", "compare", str(tmp_path), "--positions", "5")
+    assert code == 1 and "FAILED" in out and out.rstrip().endswith("5 not answered"), out
+
+
+def test_download_reports_a_file_it_cannot_write_and_goes_on(syzygy_dir: Path, tmp_path: Path) -> None:
+    """A directory where a table should go: that file is bad, the others come, the summary is printed (exit 1)."""
+    mirror = _mirror_dir(syzygy_dir, tmp_path)
+    dest = tmp_path / "dest"
+    (dest / "KQvK.rtbw").mkdir(parents=True)
+    with serve(str(mirror)) as (url, _):
+        code, out, err = run("tablebases", "download", "--pieces", "3", "--dest", str(dest), "--mirror", url)
+    assert code == 1 and "downloaded 9 files" in out and "1 bad" in out, (out, err)
+    assert "KQvK.rtbw" in out + err and "Traceback" not in err
+
+
+@pytest.mark.parametrize(("mirror", "words"), [("", "is not an http:// or https:// URL"),
+                                               ("notaurl", "is not an http:// or https:// URL"),
+                                               ("http://[::1", "Invalid IPv6 URL"),
+                                               ("http://h:99999/", "Port out of range")])
+def test_download_checks_the_mirror_before_anything(tmp_path: Path, mirror: str, words: str) -> None:
+    code, out, err = run("tablebases", "download", "--pieces", "3", "--dest", str(tmp_path / "d"), "--mirror", mirror)
+    assert code == 2 and out == "" and f"--mirror {mirror!r}" in err and words in err and err.count("\n") == 1, err
+    assert not (tmp_path / "d").exists()

@@ -29,6 +29,8 @@ class Comparison:
     en_passant: int = 0
     #: (FEN, python-chess's (WDL, DTZ), the compiled prober's), or their errors' reasons.
     mismatches: list[tuple[str, tuple, tuple]] = field(default_factory=list)
+    #: Positions either prober could not answer (a corrupt or unreadable table), as the mismatches.
+    failures: list[tuple[str, tuple, tuple]] = field(default_factory=list)
     reference_seconds: float = 0.0
     compiled_seconds: float = 0.0
 
@@ -122,7 +124,9 @@ def compare(path: str, tables: Iterable[str], boards: Callable[[str], Iterable[c
                 result.reference_seconds += middle - started
                 result.positions += 1
                 result.en_passant += board.ep_square is not None
-                if found != expected:
+                if len(expected) == 1 or len(found) == 1:  # an error's reason, not (WDL, DTZ)
+                    result.failures.append((board.fen(), expected, found))
+                elif found != expected:
                     result.mismatches.append((board.fen(), expected, found))
             results.append(result)
             if on_table:

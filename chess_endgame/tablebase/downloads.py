@@ -153,36 +153,41 @@ def download(files: list[str], dest: str, *, mirror: str = DEFAULT_MIRROR,
     fetched: str | None = None
     try:
         for filename in files:
-            target = os.path.join(dest, filename)
-            if os.path.exists(target):
-                problem = _file_problem(target, checksums)
-                if problem is None:
-                    result.present.append(filename)
-                    if on_done:
-                        on_done(filename, "present")
-                    continue
-                os.remove(target)
-                result.replaced[filename] = problem
-            if on_start:
-                on_start(filename)
-            fetched = target
             try:
-                result.bytes += fetch(file_url(mirror, filename), target, timeout=timeout, on_bytes=on_bytes)
-            except FileUnavailable as exc:
-                result.unavailable[filename] = str(exc)
+                target = os.path.join(dest, filename)
+                if os.path.exists(target):
+                    problem = _file_problem(target, checksums)
+                    if problem is None:
+                        result.present.append(filename)
+                        if on_done:
+                            on_done(filename, "present")
+                        continue
+                    os.remove(target)
+                    result.replaced[filename] = problem
+                if on_start:
+                    on_start(filename)
+                fetched = target
+                try:
+                    result.bytes += fetch(file_url(mirror, filename), target, timeout=timeout, on_bytes=on_bytes)
+                except FileUnavailable as exc:
+                    result.unavailable[filename] = str(exc)
+                    if on_done:
+                        on_done(filename, "unavailable")
+                    continue
+                problem = _file_problem(target, checksums)
+                if problem:
+                    os.remove(target)
+                    result.failed[filename] = problem
+                    if on_done:
+                        on_done(filename, f"bad: {problem}")
+                    continue
+                result.downloaded.append(filename)
                 if on_done:
-                    on_done(filename, "unavailable")
-                continue
-            problem = _file_problem(target, checksums)
-            if problem:
-                os.remove(target)
-                result.failed[filename] = problem
+                    on_done(filename, "downloaded")
+            except OSError as exc:  # the destination itself: a directory in the way, no permission, a full disk
+                result.failed[filename] = f"cannot write {target}: {exc.strerror or exc}"
                 if on_done:
-                    on_done(filename, f"bad: {problem}")
-                continue
-            result.downloaded.append(filename)
-            if on_done:
-                on_done(filename, "downloaded")
+                    on_done(filename, f"bad: {result.failed[filename]}")
     except DownloadError as exc:
         result.stopped = str(exc)
     except KeyboardInterrupt:

@@ -19,7 +19,7 @@ import chess
 import chess.syzygy
 
 from chess_endgame.board import random_position
-from chess_endgame.tablebase.paths import embedded_directory, scan
+from chess_endgame.tablebase.paths import embedded_directory, scan, with_embedded
 from chess_endgame.tablebase.prober import NotCoveredError, Prober, Reason
 
 WDL_MAGIC = bytes([0x71, 0xE8, 0x23, 0x5D])
@@ -353,7 +353,9 @@ def verify(path: str, *, checksums: dict[str, str] | None = None, deep: bool = F
            on_file: Callable[[FileReport], None] | None = None) -> list[FileReport]:
     """Verify the table files in ``path`` (os.pathsep-separated directories), or just ``files``."""
     files = table_paths(path) if files is None else files
-    prober = Prober(path, cache_size=0) if deep else None
+    # The embedded 3-4-piece set behind ``path``, as every command has it: a 5-piece table's moves lead into them,
+    # and without them the deep check skipped those positions (a corrupt file passed as sound).
+    prober = Prober(with_embedded(path), cache_size=0) if deep else None
     reports = []
     try:
         for file_path in files:
