@@ -4,6 +4,7 @@ printing figures."""
 from __future__ import annotations
 
 import collections
+import math
 import statistics
 import sys
 
@@ -183,7 +184,7 @@ def search(depth: int | None, movetime: int | None, repeat: int) -> None:
             stopped = True
     click.echo(f"{'position':<34}{'depth':>6}{'EBF':>6}{'nodes':>10}{'cpu s':>8}{'nodes/cpu-s':>13}  best   score")
     for row in rows:
-        click.echo(f"{row.name:<34}{row.depth:>6}{row.ebf:>6.2f}{row.nodes:>10}{row.cpu_seconds:>8.2f}"
+        click.echo(f"{row.name:<34}{row.depth:>6}{_or_dash(row.ebf, '.2f'):>6}{row.nodes:>10}{row.cpu_seconds:>8.2f}"
                    f"{row.nps:>13,.0f}  {row.best_move:<6} {row.score}")
     if stopped:
         interrupted(f"{len(rows)} of {len(POSITIONS)} positions measured")
@@ -191,6 +192,11 @@ def search(depth: int | None, movetime: int | None, repeat: int) -> None:
     cpu = sum(r.cpu_seconds for r in rows)
     click.echo(f"{'total':<34}{'':>12}{nodes:>10}{cpu:>8.2f}{nodes / cpu:>13,.0f}")
     click.echo(f"signature: {nodes}" if movetime is None else "signature: n/a (time-limited run)")
+
+
+def _or_dash(value: float, spec: str) -> str:
+    """``value`` formatted, or "-" where nothing was measured (nan: no probe, no game, too few iterations)."""
+    return "-" if math.isnan(value) else format(value, spec)
 
 
 @bench.command("tree-probes")
@@ -219,11 +225,12 @@ def tree_probes(syzygy_path: str | None, backend: str | None, positions: int, de
     if backend == "compiled":
         click.echo(f"{run.probes} probes from the tree, {run.compiled} of them by the compiled prober (the rest from "
                    f"the tree's WDL cache), {run.calls} calls into Python: {run.compiled_seconds:.3f} s probing, "
-                   f"{run.us_per_compiled:.1f} us a probe, {100 * run.share:.1f}% of the search")
+                   f"{_or_dash(run.us_per_compiled, '.1f')} us a probe, {_or_dash(100 * run.share, '.1f')}% of the "
+                   f"search")
     else:
         click.echo(f"{run.probes} probes from the tree, {run.calls} of them calls into Python (the rest from the "
-                   f"tree's WDL cache): {run.probe_seconds:.3f} s in the callback, {run.us_per_call:.1f} us a call, "
-                   f"{100 * run.share:.1f}% of the search")
+                   f"tree's WDL cache): {run.probe_seconds:.3f} s in the callback, {_or_dash(run.us_per_call, '.1f')} "
+                   f"us a call, {_or_dash(100 * run.share, '.1f')}% of the search")
 
 
 @bench.command("threads")
@@ -257,17 +264,17 @@ def threads(threads: int, movetime: int, tables: bool, positions: int, seed: int
         except KeyboardInterrupt:
             stopped = True
     probes = "  probe calls 1 / N (helpers)" if tables else ""
-    click.echo(f"{'position':<30}{'nodes/s 1':>12}{'nodes/s N':>12}{'ratio':>7}{'depth 1':>8}{'depth N':>8}{probes}")
+    click.echo(f"{'position':<30}{'nodes/s 1':>12}{'nodes/s N':>12}{'ratio':>9}{'depth 1':>8}{'depth N':>8}{probes}")
     for r in rows:
         calls = (f"  {r.one.probe_calls} / {r.many.probe_calls} ({r.many.helper_probe_calls})" if tables else "")
-        click.echo(f"{r.name[:29]:<30}{r.one.nps:>12,.0f}{r.many.nps:>12,.0f}{r.ratio:>7.2f}{r.one.depth:>8}"
+        click.echo(f"{r.name[:29]:<30}{r.one.nps:>12,.0f}{r.many.nps:>12,.0f}{r.ratio:>9.2f}{r.one.depth:>8}"
                    f"{r.many.depth:>8}{calls}")
     if stopped:
         interrupted(f"{len(rows)} positions measured")
     if rows:
         one = sum(r.one.nodes for r in rows) / sum(r.one.seconds for r in rows)
         many = sum(r.many.nodes for r in rows) / sum(r.many.seconds for r in rows)
-        click.echo(f"{'total':<30}{one:>12,.0f}{many:>12,.0f}{many / one:>7.2f}")
+        click.echo(f"{'total':<30}{one:>12,.0f}{many:>12,.0f}{many / one:>9.2f}")
     backend_text = f"; tables probed by the {prober.backend} prober" if prober is not None else ""
     click.echo(f"N = {threads} threads, {movetime} ms a search (wall time){backend_text}; target: N = 2 on 2 free "
                "cores >= 1.7x")
@@ -345,7 +352,7 @@ def defence(syzygy_path: str | None, positions: int, nodes: int, seed: int, jobs
         rates[name] = failed / len(played) if played else float("nan")
         reasons = collections.Counter(g.why for g in played if g.failed)
         why = ", ".join(f"{reason} {n}" for reason, n in reasons.most_common())
-        click.echo(f"{name:<10}{len(played):>7}{failed:>17}{100 * rates[name]:>7.1f}%  {why}")
+        click.echo(f"{name:<10}{len(played):>7}{failed:>17}{_or_dash(100 * rates[name], '.1f') + '%':>8}  {why}")
     if stopped:
         interrupted(f"{len(games)} of {2 * positions} games played")
     if rates["plain"] > 0:

@@ -71,6 +71,9 @@ def test_bench_search_prints_only_what_it_measured() -> None:
     total = next(line for line in lines if line.startswith("total"))
     assert int(total[46:56]) == sum(int(row[46:56]) for row in rows)
     assert not any(word in out for word in ("sunfish", "peer", "python-chess engine", "reference"))
+    # Two iterations give no branching factor: "-", not nan; and the compiled code loads before any clock runs.
+    assert "nan" not in out and all(row[40:46].strip() == "-" for row in rows), out
+    assert float(rows[0][56:64]) < 0.2, rows[0]  # loading counted there took 0.3 s or more
 
 
 def test_bench_startup_times_each_start(monkeypatch: pytest.MonkeyPatch) -> None:

@@ -135,11 +135,12 @@ def bench_probe(path: str, *, per_material: int = 300, seed: int = 1, repeat: in
                                          dtz_replay * REVIEW_PASSES, False)):
         if not items:
             continue
-        if page_in:
-            run_raw(kind, items)()  # warm-up: page the files in
         runs = [run_raw(kind, items), run_prober(kind, items)]
         if label.endswith("distinct positions"):
             runs.append(lambda: prober.probe_many(items, dtz=kind == "dtz"))  # noqa: B023 - run at once
+        if page_in:
+            for run in runs:  # warm-up: page the files in, load the compiled code, for every contender alike
+                run()
         times = best_times(runs, repeat)
         batch = Rate(len(items), times[2]) if len(times) > 2 else None
         rows.append((label, Rate(len(items), times[0]), Rate(len(items), times[1]), batch))
