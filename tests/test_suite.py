@@ -92,6 +92,7 @@ def test_puzzles_and_the_any_mate_rule(syzygy_path: str, tmp_path: Path) -> None
     assert results["twoMatesA"]["solved"] and results["twoMatesB"]["solved"]
     assert results["twoMatesA"]["moves"] == results["twoMatesB"]["moves"]
     assert results["00EXM"]["moves"] == ["d7d8", "d8e8"] and results["00EXM"]["solved"]
+    assert results["00EXM"]["expected"] == {"line": ["d7d8", "e3e8", "d8e8"]}  # after the setup move
 
 
 def test_play_checks_the_expected_result(syzygy_path: str, tmp_path: Path) -> None:
@@ -103,6 +104,7 @@ def test_play_checks_the_expected_result(syzygy_path: str, tmp_path: Path) -> No
     assert code == 0 and "play 2/2" in out
     results = positions(out_json)
     assert results["kbnk"]["play"]["result"] == "1-0" and results["kbnk"]["play"]["expected"] == "1-0"
+    assert results["draw"]["expected"] == {"result": "1/2-1/2"} and results["kbnk"]["expected"] == {}
     assert results["draw"]["play"]["expected"] == "1/2-1/2" and results["draw"]["play"]["ok"]
 
 

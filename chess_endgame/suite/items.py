@@ -39,6 +39,13 @@ class Item:
             return board
         return chess.Board(self.fen)
 
+    def expected(self) -> dict:
+        """What the position asks for, as the file gives it (UCI moves): its EPD operations (``bm``, ``am``,
+        ``dm``, ``wdl``, ``dtz``, ``result``), or a puzzle's ``line`` after the setup move."""
+        if self.kind == "puzzle":
+            return {"line": list(self.solution)}
+        return {key: self.ops[key] for key in (*OPERATIONS, "result") if key in self.ops}
+
     @property
     def operations(self) -> list[str]:
         """What this item is scored on: its EPD operations, or "puzzle"."""

@@ -73,7 +73,7 @@ class _Worker:
 
     def solve(self, index: int, item: Item) -> Result:
         board = item.board()
-        result = Result(index, item.file, item.line, item.id, item.kind, item.fen, item.operations)
+        result = Result(index, item.file, item.line, item.id, item.kind, item.fen, item.operations, item.expected())
         try:
             self.solver.new_position()
             if item.kind == "puzzle":
@@ -137,7 +137,7 @@ class _Worker:
 def _given_up(task: tuple[int, Item], why: str) -> Result:
     """The result of a position whose engine died on it twice."""
     index, item = task
-    result = Result(index, item.file, item.line, item.id, item.kind, item.fen, item.operations)
+    result = Result(index, item.file, item.line, item.id, item.kind, item.fen, item.operations, item.expected())
     result.error = f"{why} (retried once; it died again)"
     return result
 

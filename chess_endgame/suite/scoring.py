@@ -23,6 +23,8 @@ class Result:
     kind: str
     fen: str
     operations: list[str]
+    #: What the position asks for (:meth:`~.items.Item.expected`).
+    expected: dict = field(default_factory=dict)
     #: The solver's moves (one for EPD; every solver move tried for a puzzle).
     moves: list[str] = field(default_factory=list)
     #: Per operation: True solved, False failed, None cannot be judged (e.g. not in the tables).
