@@ -80,9 +80,11 @@ def info(path: str | None, as_json: bool) -> None:
     for directory, names in answering.items():
         label = f"{directory} (embedded)" if directory == embedded else directory
         if not names:
-            click.echo(f"  {label}: none (every table it holds is answered from above)")
+            held = bool(tables.table_paths(directory))
+            click.echo(f"  {label}: none" + (" (every table it holds is answered from above)" if held
+                                             else " (it holds no tables)"))
             continue
-        click.echo(f"  {label}: {len(names)} tables:")
+        click.echo(f"  {label}: {plural(len(names), 'table')}:")
         click.echo(textwrap.fill(" ".join(names), width=100, initial_indent="    ", subsequent_indent="    "))
     for c in report.counts:
         if c.missing and c.pieces <= 5:

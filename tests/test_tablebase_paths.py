@@ -111,7 +111,7 @@ def test_info_names_the_directory_that_answers_each_material(tmp_path: Path, no_
     assert code == 0, err
     assert f"per-user directory: {no_user_tables} (not created yet" in out
     answers = out.split("which directory answers, per material:\n")[1]
-    assert f"  {mine}: 1 tables:\n    KQvK\n" in answers
+    assert f"  {mine}: 1 table:\n    KQvK\n" in answers
     assert f"  {embedded_directory()} (embedded): 34 tables:" in answers
     code, out, _ = run("tablebases", "info", str(mine), "--json")
     import json
@@ -159,3 +159,10 @@ def test_a_six_piece_download_is_asked_for_first(tmp_path: Path, no_user_tables:
         assert log and all(len(os.path.splitext(name)[0]) == 7 for name, _ in log)  # 6 pieces and the 'v'
     assert downloads.file_url(downloads.DEFAULT_MIRROR, "KRPPvKR.rtbz").endswith("/6-DTZ/KRPPvKR.rtbz")
     assert downloads.file_url(downloads.DEFAULT_MIRROR, "KRPvKR.rtbz") == downloads.DEFAULT_MIRROR + "KRPvKR.rtbz"
+
+
+def test_info_tells_an_empty_directory_from_one_answered_from_above(tmp_path: Path) -> None:
+    empty = tmp_path / "empty"
+    empty.mkdir()
+    code, out, err = run("tablebases", "info", str(empty))
+    assert code == 0 and f"  {empty}: none (it holds no tables)" in out, out

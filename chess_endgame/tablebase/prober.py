@@ -343,7 +343,7 @@ class Prober(ProberBase):
             self.corrupt[exc.path] = exc.problem
             name = os.path.splitext(os.path.basename(exc.path))[0]
             return NotCoveredError(NotCovered(
-                Reason.CORRUPT_TABLE, f"corrupt table {os.path.basename(exc.path)}: {exc.problem}",
+                Reason.CORRUPT_TABLE, f"corrupt table {exc.path}: {exc.problem}",  # the path: which copy
                 (name,)))
         text = str(exc.args[0]) if exc.args else str(exc)
         name = text.rsplit(" ", 1)[-1]
