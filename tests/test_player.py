@@ -33,3 +33,25 @@ def test_faster_mate_mode_finds_a_shorter_mate(prober: Prober) -> None:
     assert pure.cls == fast.cls == MoveClass.WIN
     assert pure.move == chess.Move.from_uci("a2a3") and pure.score.score() == 20000
     assert fast.score.mate() == 2
+
+
+def test_without_the_dtz_table_the_search_keeps_to_the_moves_that_keep_the_win(prober: Prober, tmp_path) -> None:
+    """Only KNNvKB.rtbw (the WDL half, as `tablebases download --wdl-only` leaves it): the root cannot be ranked
+    by DTZ, and a shallow search liked Kb4, a draw; as Stockfish's root_probe_wdl does, the search is kept to the
+    moves of the best WDL (here Nd2+, the only win). searchmoves are kept to theirs."""
+    import shutil
+
+    from chess_endgame.tablebase.paths import with_embedded
+
+    from .conftest import require_tables
+
+    require_tables(prober, "KNNvKB")
+    shutil.copy(prober.files.wdl["KNNvKB"], tmp_path)
+    board = chess.Board("8/8/8/8/8/1K1N1N2/1b6/1k6 w - - 0 1")
+    player = Player(Prober(with_embedded(str(tmp_path))))
+    decision = player.decide(board, Limits(depth=3))
+    assert decision.source == "search" and decision.move == chess.Move.from_uci("f3d2"), decision.move
+    assert decision.not_covered is not None and "KNNvKB" in decision.not_covered.message
+    restricted = player.decide(board, Limits(depth=3, searchmoves=[chess.Move.from_uci("b3b4"),
+                                                                    chess.Move.from_uci("b3a4")]))
+    assert restricted.move in (chess.Move.from_uci("b3b4"), chess.Move.from_uci("b3a4"))

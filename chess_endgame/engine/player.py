@@ -11,6 +11,7 @@ The CLI, the UCI adapter and the suite runner all call :meth:`Player.decide`.
 
 from __future__ import annotations
 
+import dataclasses
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -25,7 +26,7 @@ from chess_endgame.engine.result import Info, Limits, SearchResult
 from chess_endgame.engine.search import Searcher, load_compiled
 from chess_endgame.engine.timeman import ranking_deadline
 from chess_endgame.engine.tt import TranspositionTable
-from chess_endgame.tablebase.prober import NotCovered, NotCoveredError, Prober
+from chess_endgame.tablebase.prober import NotCovered, NotCoveredError, Prober, Reason
 from chess_endgame.tablebase.remote import RemoteProber, RootProber
 
 #: UCI score of a tablebase verdict at the root (Stockfish's convention: a win is cp 20000).
@@ -193,6 +194,9 @@ class Player:
         if isinstance(choice, Choice) and choice.moves:
             decision = self._from_tables(board, choice, limits, _deadline(limits, start, soft=True))
         else:
+            best_wdl = self._wdl_moves(board, choice, limits.searchmoves) if isinstance(choice, NotCovered) else None
+            if best_wdl:  # Stockfish's root_probe_wdl: without DTZ the search keeps to the moves of the best WDL
+                limits = dataclasses.replace(limits, searchmoves=best_wdl)
             result = self.searcher.search(board, limits, on_info)
             decision = self._from_search(result)
             if isinstance(choice, NotCovered):
@@ -200,6 +204,29 @@ class Player:
         decision.time_ms = int((time.monotonic() - start) * 1000)
         decision.notes = notes
         return decision
+
+    def _wdl_moves(self, board: chess.Board, why: NotCovered,
+                   searchmoves: list[chess.Move] | None) -> list[chess.Move] | None:
+        """Where only a DTZ table is missing: the moves (of ``searchmoves``, if given) whose result under WDL alone
+        is best (a mate first, then the child's WDL), so that the search cannot pick a move that throws the result
+        away; None otherwise."""
+        if why.reason is not Reason.MISSING_TABLE:
+            return None
+        values: dict[chess.Move, int] = {}
+        try:
+            self.prober.probe_wdl(board)  # the WDL table is there (only its DTZ is missing)
+            for move in searchmoves or board.legal_moves:
+                if not board.is_legal(move):
+                    continue
+                board.push(move)
+                try:
+                    values[move] = 3 if board.is_checkmate() else -self.prober.probe_wdl(board)
+                finally:
+                    board.pop()
+        except NotCoveredError:
+            return None
+        best = max(values.values(), default=None)
+        return [m for m, v in values.items() if v == best] if best is not None else None
 
     def _remote_choice(self, board: chess.Board, limits: Limits, start: float, local: NotCovered,
                        notes: list[str]) -> Choice | NotCovered:
