@@ -232,7 +232,8 @@ def match(engines: tuple[str, ...], option1: tuple[str, ...], option2: tuple[str
     if sum(x is not None for x in (tc, movetime, depth, nodes)) > 1:
         fail("give one of --tc, --movetime, --depth, --nodes")
     try:
-        clock = TimeControl.parse(DEFAULT_TC if tc is None else tc) if movetime is None and depth is None and nodes is None else None
+        clocked = movetime is None and depth is None and nodes is None
+        clock = TimeControl.parse(DEFAULT_TC if tc is None else tc) if clocked else None
     except ValueError as exc:
         fail(f"--tc: {exc}")
     err = one_stdout({"--pgn": pgn_path, "--json": as_json, "--save-starts": save_starts})

@@ -244,8 +244,9 @@ def test_operations_that_cannot_be_met_and_finished_games_are_skipped(tmp_path: 
     loaded = load_files([str(suite)])
     assert [i.id for i in loaded.items] == ["fine"]
     messages = [message for _, _, message in loaded.skipped]
-    assert messages == ["operation dm needs a positive number of moves, got 0", "operation dm needs an integer, got 3.5",
-                        "operation wdl is -2 to 2, got 7", "operation bm names no move",
+    assert messages == ["operation dm needs a positive number of moves, got 0",
+                        "operation dm needs an integer, got 3.5", "operation wdl is -2 to 2, got 7",
+                        "operation bm names no move",
                         "no legal move: checkmate", "no legal move: stalemate"], messages
 
 

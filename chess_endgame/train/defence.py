@@ -3,9 +3,9 @@
 :func:`tough_move` never gives up more than the tables allow (it plays a move of the best class under the
 50-move rule, as :func:`~chess_endgame.chooser.choose` ranks them). Among those it keeps the longest
 resistance (the longest distance to the next zeroing move under the 50-move rule when losing; every draw alike
-when drawing; the chooser's order when winning), and among the moves that resist as long it leaves the user the fewest replies that keep the
-user's result, a move after which one of them captures or promotes counting as the easiest of all (any
-search, and most players, find a winning capture at once); then a seeded random one.
+when drawing; the chooser's order when winning), and among the moves that resist as long it leaves the user the
+fewest replies that keep the user's result, a move after which one of them captures or promotes counting as the
+easiest of all (any search, and most players, find a winning capture at once); then a seeded random one.
 
 The order is measured (``chess-endgame bench defence``: 300 seeded 4-5-piece wins, a weak attacker of this
 project's search at 2000 nodes without tables; a repetition or the 50-move rule draws when it holds, not a move
