@@ -57,8 +57,8 @@ def test_the_explanation_adds_up(evaluator: Evaluator) -> None:
     board = chess.Board("8/6k1/6p1/8/3R4/6P1/5PKr/8 b - - 0 1")  # Black a pawn down
     explained = evaluator.explain(board)
     assert [p.family for p in explained.parts][:3] == ["material", "pawns", "passers"]
-    # Two rooks: mg 4/24; a rook ending a pawn up with every pawn on one wing: the endgame part scaled by 3/4.
-    assert explained.mg == pytest.approx(4 / 24) and explained.scale == 0.75
+    # Two rooks: mg 4/24; a rook ending a pawn up with every pawn on one wing is not scaled (it lost an SPRT at 3/4).
+    assert explained.mg == pytest.approx(4 / 24) and explained.scale == 1.0
     assert round(explained.tempo + sum(p.total for p in explained.parts)) == evaluator.evaluate(board)
     material = explained.parts[0]
     assert material.terms == [("pawn", -1.0, evaluator.weights["pawn.mg"], evaluator.weights["pawn.eg"])]
@@ -159,8 +159,7 @@ def test_mirrored_positions_score_the_same_for_the_side_to_move() -> None:
     ("8/4kb2/8/3P4/2P5/4K3/3B4/8 w - - 0 1", 0.5),   # opposite-coloured bishops, White a pawn up
     ("4k3/8/8/8/8/8/2b5/R3K3 w - - 0 1", 0.25),       # KRvKB: no pawns, less than a rook up
     ("1k6/8/8/8/8/P7/8/2B1K3 w - - 0 1", 0.0),        # a dark bishop and the a-pawn: a8 is light
-    ("6k1/5pp1/7p/8/8/6PP/5PPK/r6R w - - 0 1", 0.75),  # rooks, a pawn up, all on the king's side
-    ("6k1/5pp1/7p/8/8/P5P1/5PPK/r6R w - - 0 1", 1.0),  # the same with an a-pawn: winnable
+    ("6k1/5pp1/7p/8/8/6PP/5PPK/r6R w - - 0 1", 1.0),   # rooks, a pawn up, all on the king's side: not scaled
     ("1k6/8/8/8/8/P7/8/3BK3 w - - 0 1", 1.0),         # the right bishop
     ("8/8/8/5P2/P5K1/3r4/2k5/8 w - - 0 1", 1.0),       # KRvKPP: the rook's lead is in pieces, not scaled
     ("8/8/8/2q5/8/1PP5/1RK5/7k w - - 0 1", 1.0),       # KQvKRPP: a queen for a rook and two pawns, not scaled

@@ -83,8 +83,10 @@ def phase_and_scale(bb):
     - opposite-coloured bishops and pawns only: 1/2;
     - the side ahead has no pawns and its pieces outweigh the other side's by less than a rook (KRvKB, KRBvKR,
       KRvKBP; not KRvKPP or KQvKRPP, where pawns make up the other side's material): 1/4;
-    - a bishop and rook pawns of the wrong colour against a bare king: 0;
-    - rooks and pawns only, one rook each, at most a pawn up, every pawn on one wing: 3/4.
+    - a bishop and rook pawns of the wrong colour against a bare king: 0.
+
+    (A rook ending a pawn up with every pawn on one wing at 3/4 lost an SPRT: the side ahead wins those more often
+    than the evaluation said; docs/architecture.md.)
     """
     knights, bishops, rooks, queens = bb[2] | bb[10], bb[3] | bb[11], bb[4] | bb[12], bb[5] | bb[13]
     count = popcount(knights) + popcount(bishops) + 2 * popcount(rooks) + 4 * popcount(queens)
@@ -97,10 +99,4 @@ def phase_and_scale(bb):
         return mg, 0.25
     if pattern == WRONG_BISHOP:
         return mg, 0.0
-    strong_pawns, weak_pawns = (bb[9], bb[1]) if w_mat > b_mat else (bb[1], bb[9])
-    pawns = strong_pawns | weak_pawns
-    if w_mat != b_mat and (knights | bishops | queens) == ZERO and popcount(bb[4]) == 1 and \
-            popcount(bb[12]) == 1 and popcount(strong_pawns) - popcount(weak_pawns) <= 1 and \
-            (pawns & QUEENSIDE == ZERO or pawns & KINGSIDE == ZERO):
-        return mg, 0.75
     return mg, 1.0
