@@ -109,7 +109,10 @@ def test_sweep_small_limits_answer_with_a_searched_move() -> None:
         for _ in range(4):
             limits = rng.choice([clock_limits(rng.randrange(150, 400)), Limits(movetime=rng.randrange(1, 20))])
             result = Searcher().search(board, limits)
-            assert result.depth >= 1 and result.score is not None and result.bound is None, (fen, limits)
+            assert result.depth >= 1 and result.score is not None, (fen, limits)
+            # An exact score, or (an unfinished iteration found another move) a lower bound that move proved.
+            changed = result.best_move != result.lines[0][1][0]
+            assert result.bound == ("lowerbound" if changed else None), (fen, limits)
 
 
 # -- the transposition table and the halfmove clock --------------------------------------------
