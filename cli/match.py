@@ -5,6 +5,7 @@ from __future__ import annotations
 import dataclasses
 import os
 import sys
+from collections.abc import Sequence
 
 import chess
 import click
@@ -274,8 +275,7 @@ def match(engines: tuple[str, ...], option1: tuple[str, ...], option2: tuple[str
                 fail(f"balanced starts: {exc}")
             except KeyboardInterrupt:
                 if save_starts and judged:
-                    with open_output(save_starts) as f:
-                        f.write("".join(f"{b.fen()}\n" for b in judged))
+                    _write_starts(save_starts, [b.fen() for b in judged])
                     interrupted(f"no game played; {plural(len(judged), 'start')} judged so far, written to "
                                 f"{save_starts}")
                 interrupted(f"no game played; {plural(len(judged), 'start')} judged so far"
@@ -295,12 +295,17 @@ def match(engines: tuple[str, ...], option1: tuple[str, ...], option2: tuple[str
         starts_text += ", each played with both colours"
         spec = dataclasses.replace(spec, starts=tuple(b.fen() for b in boards))
         if save_starts:
-            with open_output(save_starts) as f:
-                f.write("".join(f"{fen}\n" for fen in spec.starts))
+            _write_starts(save_starts, spec.starts)
     except BaseException:
         close_engines(pairs)
         raise
     _run(spec, pairs, starts_text, balance, jobs, pgn_path, as_json, err, None if bounds is None else Sprt(bounds))
+
+
+def _write_starts(path: str, fens: Sequence[str]) -> None:
+    """``--save-starts``: a FEN a line, the book that ``--openings`` reads back."""
+    with open_output(path) as f:
+        f.write("".join(f"{fen}\n" for fen in fens))
 
 
 def parse_window(text: str) -> tuple[int, int]:

@@ -5,7 +5,6 @@ from __future__ import annotations
 import os
 import sys
 import textwrap
-import urllib.parse
 
 import click
 from chess_endgame_tablebases import CHECKSUM_LISTS
@@ -13,6 +12,7 @@ from tqdm import tqdm
 
 from chess_endgame.tablebase import downloads
 from chess_endgame.tablebase import files as tables
+from chess_endgame.tablebase.lichess import check_url
 from chess_endgame.tablebase.paths import HOW_TO_GET_TABLES, default_directory, embedded_directory, resolve_path, scan
 from chess_endgame.text import plural
 
@@ -252,12 +252,9 @@ def download(pieces: str, wdl_only: bool, dest: str | None, mirror: str,
     """Download the official Syzygy files of one piece count into the per-user directory (the 5-piece
     set by default: the 3-4-piece set is embedded), resuming partial ones, checking each file."""
     try:
-        parts = urllib.parse.urlsplit(mirror.strip())
-        parts.port  # noqa: B018 - raises ValueError on a bad port
+        check_url(mirror, "--mirror")
     except ValueError as exc:
-        fail(f"--mirror {mirror!r}: {exc}")
-    if parts.scheme not in ("http", "https") or not parts.hostname:
-        fail(f"--mirror {mirror!r} is not an http:// or https:// URL")
+        fail(str(exc))
     dest = dest or default_directory()
     checksums = tables.read_checksums(checksum_files or CHECKSUM_LISTS)
     if (problem := writable_directory(dest)) is not None:  # checked before any download, by writing there

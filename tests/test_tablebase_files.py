@@ -312,8 +312,8 @@ def test_download_reports_a_file_it_cannot_write_and_goes_on(syzygy_dir: Path, t
     assert "KQvK.rtbw" in out + err and "Traceback" not in err
 
 
-@pytest.mark.parametrize(("mirror", "words"), [("", "is not an http:// or https:// URL"),
-                                               ("notaurl", "is not an http:// or https:// URL"),
+@pytest.mark.parametrize(("mirror", "words"), [("", "is not http://HOST[:PORT][/PATH] or https://..."),
+                                               ("notaurl", "is not http://HOST[:PORT][/PATH] or https://..."),
                                                ("http://[::1", "Invalid IPv6 URL"),
                                                ("http://h:99999/", "Port out of range")])
 def test_download_checks_the_mirror_before_anything(tmp_path: Path, mirror: str, words: str) -> None:

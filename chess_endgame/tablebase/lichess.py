@@ -20,18 +20,19 @@ CATEGORY_SIGN: dict[str, int | None] = {
 MAX_PIECES = 7
 
 
-def check_url(url: str) -> str:
-    """The server's base URL without a trailing ``/``; :exc:`ValueError` unless it is http(s)://host[:port][/path]."""
+def check_url(url: str, what: str = "remote tablebase URL") -> str:
+    """The server's base URL without a trailing ``/``; :exc:`ValueError` naming ``what`` unless it is
+    http(s)://host[:port][/path] (a remote tablebase, a download mirror)."""
     text = url.strip()
-    parts = urllib.parse.urlsplit(text)
-    if parts.scheme not in ("http", "https") or not parts.hostname:
-        raise ValueError(f"remote tablebase URL {url!r} is not http://HOST[:PORT][/PATH] or https://...")
-    if parts.query or parts.fragment:
-        raise ValueError(f"remote tablebase URL {url!r} must not have a query or fragment")
     try:
+        parts = urllib.parse.urlsplit(text)
         parts.port  # noqa: B018 - raises ValueError on a bad port
-    except ValueError:
-        raise ValueError(f"remote tablebase URL {url!r} has a bad port") from None
+    except ValueError as exc:
+        raise ValueError(f"{what} {url!r} has a bad host or port: {exc}") from None
+    if parts.scheme not in ("http", "https") or not parts.hostname:
+        raise ValueError(f"{what} {url!r} is not http://HOST[:PORT][/PATH] or https://...")
+    if parts.query or parts.fragment:
+        raise ValueError(f"{what} {url!r} must not have a query or fragment")
     return text.rstrip("/")
 
 
