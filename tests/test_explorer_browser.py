@@ -249,3 +249,48 @@ def test_beyond_the_tables_each_move_says_what_is_known(server: str, phone: webd
     title = driver.find_element(By.CSS_SELECTOR, f'#moves tbody tr[data-uci="{unknown[0]}"]').get_attribute("title")
     assert title.startswith("no table covers the position after it: ")
     shot(driver, "explorer-7-beyond-the-tables")
+
+
+def test_the_browsers_back_and_forward_step_through_the_positions(server: str, phone: webdriver.Chrome) -> None:
+    """Each position is an entry of the browser's history (the page had replaced one entry, so Back left it)."""
+    driver = phone
+    open_position(driver, server, KBNK)
+    first = rows(driver)
+    driver.find_element(By.CSS_SELECTOR, "#moves tbody tr td button").click()
+    after = chess.Board(KBNK)
+    after.push_uci(first[0])
+    wait(driver, lambda: driver.find_element(By.ID, "fen").get_attribute("value") == after.fen() and rows(driver))
+    assert urllib.parse.unquote_plus(driver.current_url).endswith("#fen=" + after.fen())
+    driver.back()
+    wait(driver, lambda: driver.find_element(By.ID, "fen").get_attribute("value") == KBNK and rows(driver) == first)
+    assert urllib.parse.unquote_plus(driver.current_url).endswith("#fen=" + KBNK)
+    assert not driver.find_element(By.ID, "back").is_enabled() and driver.find_element(By.ID, "forward").is_enabled()
+    driver.forward()
+    wait(driver, lambda: driver.find_element(By.ID, "fen").get_attribute("value") == after.fen())
+    # The page's own back button goes through the same history: the browser's Forward undoes it.
+    driver.find_element(By.ID, "back").click()
+    wait(driver, lambda: driver.find_element(By.ID, "fen").get_attribute("value") == KBNK)
+    driver.forward()
+    wait(driver, lambda: driver.find_element(By.ID, "fen").get_attribute("value") == after.fen())
+    # A link pasted into the address bar is a new position.
+    driver.get(f"{server}/#{urllib.parse.urlencode({'fen': ROOK_ENDING})}")
+    wait(driver, lambda: driver.find_element(By.ID, "fen").get_attribute("value") == ROOK_ENDING)
+
+
+def test_a_failed_search_keeps_the_position(server: str, phone: webdriver.Chrome) -> None:
+    """Every searcher busy (the server's 503): the board, the verdict and the moves stay; the search line says why."""
+    driver = phone
+    open_position(driver, server, KBNK)
+    driver.execute_script(
+        "const real = window.fetch; window.fetch = (url, options) => String(url).startsWith('/api/search') ?"
+        " Promise.resolve(new Response(JSON.stringify({error: 'busy: 2 searches running; try again'}),"
+        " {status: 503, headers: {'Content-Type': 'application/json'}})) : real(url, options);")
+    box = driver.find_element(By.ID, "fen")
+    box.clear()
+    box.send_keys(ROOK_ENDING)
+    driver.find_element(By.CSS_SELECTOR, "#fen-form button").click()
+    wait(driver, lambda: driver.find_element(By.ID, "search").text.startswith("search failed: "))
+    assert driver.find_element(By.ID, "search").text == "search failed: busy: 2 searches running; try again"
+    assert "beyond the tables" in driver.find_element(By.ID, "verdict").text
+    assert driver.find_element(By.ID, "board").is_displayed() and not driver.find_element(By.ID, "error").text
+    assert len(rows(driver)) == len(list(chess.Board(ROOK_ENDING).legal_moves))

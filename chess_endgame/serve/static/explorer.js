@@ -8,6 +8,8 @@
   const FILES = "abcdefgh";
   const $ = (id) => document.getElementById(id);
   const state = { history: [], index: -1, orientation: "white", selected: null, data: null, controller: null };
+  // Marks this page's entries of the browser's history, so that its Back and Forward step through the positions.
+  const SESSION = Math.random().toString(36).slice(2);
 
   function fenFromAddress() {
     const fen = new URLSearchParams(location.hash.slice(1)).get("fen");
@@ -19,19 +21,40 @@
   // A FEN as the API takes it may have underscores for spaces (as in a shared link): the page shows spaces.
   function tidy(fen) { return fen.replace(/_/g, " ").trim(); }
 
-  function play(fen, lastmove) {
+  function address(fen) { return "#" + new URLSearchParams({ fen }); }
+
+  // A new position: an entry of its own in the browser's history ("push"), or in place of the entry the browser
+  // has just made for a link typed or pasted into the address bar ("replace").
+  function play(fen, lastmove, how = "push") {
     fen = tidy(fen);
     state.history = state.history.slice(0, state.index + 1);
     state.history.push({ fen, lastmove });
     state.index = state.history.length - 1;
+    const mark = { session: SESSION, index: state.index };
+    if (how === "push") history.pushState(mark, "", address(fen));
+    else history.replaceState(mark, "", address(fen));
     show();
   }
 
+  // The page's back and forward go through the browser's history, as its own buttons do (popstate shows it).
   function step(delta) {
     const index = state.index + delta;
     if (index < 0 || index >= state.history.length) return;
-    state.index = index;
-    show();
+    history.go(delta);
+  }
+
+  function revisit(event) {
+    const mark = event.state;
+    if (mark && mark.session === SESSION && mark.index >= 0 && mark.index < state.history.length) {
+      if (mark.index !== state.index) {
+        state.index = mark.index;
+        show();
+      }
+      return;
+    }
+    // A link typed into the address bar, or an entry from before the page was loaded again.
+    const fen = fenFromAddress();
+    if (fen && (!current() || tidy(fen) !== current().fen)) play(fen, null, "replace");
   }
 
   function drawBoard() {
@@ -49,7 +72,6 @@
     state.selected = null;
     state.data = null;
     $("fen").value = entry.fen;
-    history.replaceState(null, "", "#" + new URLSearchParams({ fen: entry.fen }));
     $("back").disabled = state.index <= 0;
     $("forward").disabled = state.index >= state.history.length - 1;
     $("board").hidden = true;  // drawn once the server has accepted the position
@@ -74,15 +96,24 @@
   async function load(fen, signal) {
     try {
       const data = await getJson("/api/position", { fen }, signal);
+      if (signal.aborted) return;
       state.data = data;
       current().fen = data.fen;  // the server's own writing of it
       $("fen").value = data.fen;
+      history.replaceState(history.state, "", address(data.fen));
       $("board").hidden = false;
       drawBoard();
       render(data);
       if (!data.tablebase && !data.status) {
         setText("search", "searching…");
-        const found = await getJson("/api/search", { fen }, signal)  // the server's --search-ms;
+        let found;
+        try {
+          found = await getJson("/api/search", { fen }, signal);  // the server's --search-ms
+        } catch (error) {
+          // The position stands (its board, verdict and moves): only the search failed, a busy server say.
+          if (error.name !== "AbortError") setText("search", "search failed: " + String(error.message || error));
+          return;
+        }
         renderSearch(found);
       }
     } catch (error) {
@@ -188,12 +219,10 @@
       else if (event.key === "ArrowRight") step(1);
       else if (event.key === "f") $("flip").click();
     });
-    // A new position in the address (a pasted link) is played like a FEN typed into the box.
-    window.addEventListener("hashchange", () => {
-      const fen = fenFromAddress();
-      if (fen && tidy(fen) !== current().fen) play(fen, null);
-    });
-    play(fenFromAddress() || START, null);
+    // The browser's Back and Forward, and a new position in the address (a pasted link).
+    window.addEventListener("popstate", revisit);
+    window.addEventListener("hashchange", () => revisit({ state: history.state }));
+    play(fenFromAddress() || START, null, "replace");
   }
 
   init();
