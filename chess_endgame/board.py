@@ -56,11 +56,20 @@ def parse_fen(fen: str) -> chess.Board:
     problem = clock_problem(board)
     if problem:
         raise PositionError(f"invalid FEN {text[:100]!r}: {problem}")
-    status = board.status() & ~_TOLERATED
-    if status:
-        reasons = [words for flag, words in _STATUS_TEXT.items() if status & flag]
-        raise PositionError(f"illegal position {text!r}: {', '.join(reasons) if reasons else repr(status)}")
+    problem = illegal_because(board)
+    if problem:
+        raise PositionError(f"illegal position {text!r}: {problem}")
     return board
+
+
+def illegal_because(board: chess.Board) -> str | None:
+    """Why ``board`` is not a legal position, in words ("the en passant square is impossible"), or None; castling
+    rights without their king or rook and checks no game could reach are tolerated, as :func:`parse_fen` does."""
+    status = board.status() & ~_TOLERATED
+    if not status:
+        return None
+    reasons = [words for flag, words in _STATUS_TEXT.items() if status & flag]
+    return ", ".join(reasons) if reasons else repr(status)
 
 
 def clock_problem(board: chess.Board) -> str | None:

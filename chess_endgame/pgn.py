@@ -11,7 +11,7 @@ from dataclasses import dataclass
 import chess
 import chess.pgn
 
-from chess_endgame.board import clock_problem
+from chess_endgame.board import clock_problem, illegal_because
 
 
 class PgnError(ValueError):
@@ -90,7 +90,10 @@ def read_games(path: str) -> tuple[list[PgnGame], list[Skipped]]:
         raise PgnError(f"cannot read {path}: {exc.strerror or exc}") from None
     if b"\0" in data:
         raise PgnError(f"{path} is not a PGN file (binary data)")
-    text = data.decode("utf-8-sig", errors="replace")  # old databases are often Latin-1: keep going
+    try:
+        text = data.decode("utf-8-sig")
+    except UnicodeDecodeError:
+        text = data.decode("latin-1")  # old databases often are: their names kept, not replaced by U+FFFD
     handle = io.StringIO(text)
     line, counted = 1, 0  # line number at character offset ``counted``
     games: list[PgnGame] = []
@@ -143,6 +146,9 @@ def game_problem(game: chess.pgn.Game) -> str | None:
         return f"bad FEN: {problem}"
     if board.uci_variant != "chess":  # type: ignore[attr-defined]
         return f"variant {game.headers.get('Variant', board.uci_variant)!r} is not supported"
-    if board.status() & ~chess.STATUS_BAD_CASTLING_RIGHTS:
-        return f"illegal start position {board.fen()}"
+    if board.chess960 and board.castling_rights:
+        return "a Chess960 game with castling rights: the searcher plays standard chess only"
+    problem = illegal_because(board)
+    if problem:
+        return f"illegal start position {game.headers.get('FEN', board.fen())!r}: {problem}"
     return None

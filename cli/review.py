@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import functools
-import json
 import os
 import sys
 import time
@@ -38,6 +37,7 @@ from .common import (
     OutputFile,
     batch_backend,
     cluster_option,
+    echo_json,
     fail,
     interrupted,
     load_prober,
@@ -156,7 +156,9 @@ def review(pgn_file: str, movetime: int | None, nodes: int | None, depth: int | 
     reviews = [r for r in batch.results if isinstance(r, GameReview)]
     skipped += [r for r in batch.results if isinstance(r, Skipped)]
     seconds = time.monotonic() - start
-    if pgn_out is not None:
+    # Stopped before a game was done: an existing output file is left as it was, not emptied.
+    keep = bool(reviews) or not batch.interrupted
+    if pgn_out is not None and keep:
         with open_output(pgn_out) as f:
             for game in reviews:
                 f.write(annotated_pgn(game))
@@ -165,16 +167,17 @@ def review(pgn_file: str, movetime: int | None, nodes: int | None, depth: int | 
             with open_output(os.path.join(svg_dir, f"game-{game.number}.svg")) as f:
                 f.write(curve_svg(game))
     if as_json:
+        used = spec.options.limits()  # the default budget when none was given
         meta = {"file": pgn_file, "games": in_file, "reviewed": len(reviews), "skipped": len(skipped),
                 "interrupted": batch.interrupted,
-                "limits": {"movetime": movetime, "nodes": nodes, "depth": depth}, "jobs": jobs,
+                "limits": {"movetime": used.movetime, "nodes": used.nodes, "depth": used.depth}, "jobs": jobs,
                 **({"cluster": {"address": cluster, "actors": backend.slots}} if cluster else {}),
                 "retried": [{"number": games[i].number, "why": why} for i, why in sorted(batch.retried.items())],
                 "seconds": round(seconds, 2)}
-        click.echo(json.dumps({"meta": meta, "games": [record(r) for r in reviews],
-                               "skipped": [{"number": s.number, "line": s.line, "error": s.error}
-                                           for s in sorted(skipped, key=lambda s: s.number)]}, indent=2))
-    else:
+        echo_json({"meta": meta, "games": [record(r) for r in reviews],
+                   "skipped": [{"number": s.number, "line": s.line, "error": s.error}
+                               for s in sorted(skipped, key=lambda s: s.number)]})
+    if keep:
         for game in reviews:
             _print_summary(summary(game), err=err)
         click.echo(f"reviewed {len(reviews)} of {plural(in_file, 'game')} in {seconds:.1f} s"
@@ -186,7 +189,8 @@ def review(pgn_file: str, movetime: int | None, nodes: int | None, depth: int | 
     if batch.error is not None:
         fail(f"the review stopped: {type(batch.error).__name__}: {batch.error}")
     if batch.interrupted:
-        interrupted(f"the outputs hold the {len(reviews)} games reviewed")
+        interrupted(f"the outputs hold the {plural(len(reviews), 'game')} reviewed" if reviews else
+                    "no game was reviewed to the end; the outputs were left as they were")
     if not reviews and skipped:  # as when no game of the file could be read: nothing reviewed is an error
         first = min(skipped, key=lambda s: s.number)
         fail(f"no game reviewed in {pgn_file}: {len(skipped)} skipped, the first (game {first.number}, line "

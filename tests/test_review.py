@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import io
 import json
+import subprocess
 import xml.dom.minidom
 from pathlib import Path
 
@@ -20,7 +21,7 @@ from chess_endgame.review.judge import eval_judgement
 from chess_endgame.tablebase.prober import Prober
 from chess_endgame.tablebase.remote import RemoteProber
 
-from .conftest import require_pieces, require_tables, run
+from .conftest import EXECUTABLE, require_pieces, require_tables, run
 from .interrupting import interrupt, progress_shows
 from .tbserver import serving
 
@@ -329,8 +330,8 @@ def test_ctrl_c_keeps_the_games_done(syzygy_path: str, tmp_path: Path) -> None:
     code, out, err = interrupt(["review", str(games), "--movetime", "250", "--jobs", "2", "--output", str(out_pgn)],
                                progress_shows("review", 1), terminal=True)
     assert code == 130, err
-    assert "interrupted" in err and "games reviewed" in err
     done = out_pgn.read_text().count("[Event ")
+    assert "interrupted" in err and f"the outputs hold the {done} game{'s' if done > 1 else ''} reviewed" in err
     assert 0 < done < 40 and f"reviewed {done} of 40 games" in out
 
 
@@ -350,3 +351,66 @@ def test_every_game_skipped_by_the_reviewer_exits_2(tmp_path: Path, monkeypatch:
                                             "the first (game 1, line 1): the reviewer broke"), err
     data = json.loads(out)
     assert data["meta"]["reviewed"] == 0 and [s["number"] for s in data["skipped"]] == [1, 2]
+
+
+def test_json_names_the_side_mated_and_the_budget(syzygy_path: str, tmp_path: Path) -> None:
+    """Mate on the board has no sign in ``{"mate": 0}``: the record names the side mated; ``meta.limits`` is the
+    default budget when none is given; the per-game summary goes to stderr beside the JSON."""
+    games = write_games(tmp_path / "mates.pgn", game_from("7k/8/6K1/8/8/8/8/5Q2 w - - 0 1", ["Qf8#"]),
+                        game_from("5q2/8/8/8/8/6k1/8/7K b - - 0 1", ["Qf1#"]))
+    code, out, err = run("review", str(games), "--json")
+    assert code == 0, err
+    data = json.loads(out)
+    assert [g["moves"][-1]["eval"] for g in data["games"]] == [{"mate": 0, "mated": "black"},
+                                                               {"mate": 0, "mated": "white"}]
+    assert data["meta"]["limits"] == {"movetime": None, "nodes": 20000, "depth": None}
+    assert "game 1: ? - ? *, 1 ply" in err and "reviewed 2 of 2 games in" in err
+
+
+def test_a_full_standard_output_keeps_the_review(syzygy_path: str, tmp_path: Path) -> None:
+    """Standard output on a full disk: one line names the file that holds the review, exit 1, no traceback."""
+    games = write_games(tmp_path / "games.pgn", game_from("7k/8/6K1/8/8/8/8/5Q2 w - - 0 1", ["Qf7"]))
+    for extra in ([], ["--json"]):
+        with open("/dev/full", "w") as full:
+            proc = subprocess.run([EXECUTABLE, "review", str(games), "--nodes", "2000", *extra], stdout=full,
+                                  stderr=subprocess.PIPE, text=True, timeout=300)
+        assert proc.returncode == 1 and "Traceback" not in proc.stderr, proc.stderr
+        line = [x for x in proc.stderr.splitlines() if "cannot write standard output" in x]
+        assert len(line) == 1 and "No space left on device; it is in " in line[0], proc.stderr
+        kept = Path(line[0].split("it is in ")[1].split(" instead")[0]).read_text()
+        assert ("Blunder. Qf8# was best." in kept) if not extra else json.loads(kept)["meta"]["reviewed"] == 1
+
+
+def test_chess960_latin1_and_impossible_en_passant_games(syzygy_path: str, tmp_path: Path) -> None:
+    """A Chess960 game without castling rights is standard chess; with them it is skipped, saying why; a Latin-1
+    name is kept; an impossible en passant square is named as the reason, with the FEN as the file gives it."""
+    no_castling = game_from("4k3/pppp4/8/8/8/8/PPPP4/4K3 w - - 0 1", ["a3", "a6"], Variant="Chess960")
+    castling = chess.pgn.Game.from_board(chess.Board.from_chess960_pos(518))
+    castling.headers["Variant"] = "Chess960"
+    castling.add_main_variation(chess.Move.from_uci("e2e4"))
+    text = "\n\n".join(str(g) for g in (no_castling, castling)) + "\n\n"
+    text += '[Event "ep"]\n[White "M\u00fcller"]\n[FEN "8/8/8/4k3/8/8/4K3/R7 w - e6 0 1"]\n[SetUp "1"]\n\n1. Ra2 *\n\n'
+    text += ('[Event "latin"]\n[White "M\u00fcller"]\n[FEN "7k/8/6K1/8/8/8/8/5Q2 w - - 0 1"]\n[SetUp "1"]\n\n'
+             '1. Qf8# 1-0\n')
+    (tmp_path / "mixed.pgn").write_bytes(text.encode("latin-1"))
+    code, out, err = run("review", str(tmp_path / "mixed.pgn"), "--nodes", "500", "--json")
+    assert code == 0, err
+    data = json.loads(out)
+    assert [g["number"] for g in data["games"]] == [1, 4] and data["games"][1]["white"] == "M\u00fcller"
+    reasons = {s["number"]: s["error"] for s in data["skipped"]}
+    assert reasons[2] == "a Chess960 game with castling rights: the searcher plays standard chess only"
+    assert reasons[3] == ("illegal start position '8/8/8/4k3/8/8/4K3/R7 w - e6 0 1': "
+                          "the en passant square is impossible")
+
+
+@pytest.mark.slow
+def test_ctrl_c_before_a_game_is_done_leaves_the_output_file(syzygy_path: str, tmp_path: Path) -> None:
+    game = game_from("3r2k1/5pp1/7p/8/8/8/1R3PPP/3Q2K1 w - - 0 1", ["Qd5", "Rxd5", "Rb8+", "Kh7", "h3", "Rd1+"])
+    games = write_games(tmp_path / "slow.pgn", game)
+    out_pgn = tmp_path / "earlier.pgn"
+    out_pgn.write_text("earlier work\n")
+    code, out, err = interrupt(["review", str(games), "--movetime", "2000", "--output", str(out_pgn)],
+                               lambda out, err, elapsed: elapsed > 4)
+    assert code == 130, err
+    assert "no game was reviewed to the end; the outputs were left as they were" in err
+    assert out_pgn.read_text() == "earlier work\n"

@@ -128,12 +128,16 @@ def summary(review: GameReview) -> dict:
 
 
 def score_record(score: chess.engine.PovScore | None) -> dict | None:
-    """``{"cp": n}`` or ``{"mate": n}`` from White's view (``"mate": 0``: White is mated)."""
+    """``{"cp": n}`` or ``{"mate": n}`` from White's view: ``n`` moves to mate, negative when White is mated;
+    mate on the board is ``{"mate": 0, "mated": "white"}`` (or ``"black"``), since 0 has no sign."""
     if score is None:
         return None
     white = score.white()
     if white.is_mate():
-        return {"mate": white.mate()}
+        mate = white.mate()
+        if mate == 0:  # python-chess: MateGiven (White has mated) is above every score, Mate(-0) below
+            return {"mate": 0, "mated": "black" if white > chess.engine.Cp(0) else "white"}
+        return {"mate": mate}
     return {"cp": white.score()}
 
 

@@ -161,6 +161,8 @@ class Reviewer:
         if problem is not None:
             raise ValueError(problem)
         board = game.board()
+        if board.chess960 and not board.castling_rights:
+            board.chess960 = False  # without castling, Chess960 plays as standard chess from here on
         self.player.new_game()
         review = GameReview(number, str(game), dict(game.headers))
         here = self._evaluate(board)
