@@ -59,6 +59,11 @@ def parse_fen(fen: str) -> chess.Board:
     problem = illegal_because(board)
     if problem:
         raise PositionError(f"illegal position {text!r}: {problem}")
+    fields = text.split()
+    if board.status() & chess.STATUS_BAD_CASTLING_RIGHTS and len(fields) > 2 and set(fields[2]) - set("KQkq-"):
+        # Rights by the rooks' files (Shredder-FEN) that standard chess cannot keep: a Chess960 position.
+        raise PositionError(f"illegal position {text!r}: castling rights {fields[2]} of Chess960; only standard "
+                            "chess is played")
     return board
 
 

@@ -29,8 +29,11 @@ def evaluate(position: tuple[str, ...], moves: bool, weights_path: str | None, s
     except WeightsError as exc:
         fail(str(exc))
     explained = evaluator.explain(board)
+    outcome = board.outcome()
+    over = outcome.termination.name.lower().replace("_", " ") if outcome else None
     if as_json:
         echo_json({"fen": board.fen(), "total": explained.total, "mg": explained.mg, "scale": explained.scale,
+                   "in_check": board.is_check(), "game_over": over,
                    "tempo": explained.tempo, "weights": evaluator.weights.source, "bucket": explained.bucket,
                    "families": [{"family": p.family, "mg": round(p.mg, 2), "eg": round(p.eg, 2),
                                  "total": round(p.total, 2),
@@ -50,3 +53,7 @@ def evaluate(position: tuple[str, ...], moves: bool, weights_path: str | None, s
             for name, value, w_mg, w_eg in part.terms:
                 click.echo(f"  {name:<20}{value:>10.2f}  x ({w_mg:.2f} mg, {w_eg:.2f} eg)")
     click.echo(f"{'total':<22}{'':>10}{'':>10}{explained.total:>10}")
+    if over or board.is_check():
+        # As Stockfish's eval says "none (in check)": the searcher never scores such a position statically.
+        click.echo(f"note: the game is over ({over}); the search scores it as such, not by this evaluation" if over
+                   else f"note: {side} is in check; the search answers the check, it never uses this evaluation here")

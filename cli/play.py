@@ -7,6 +7,7 @@ import sys
 import chess
 import click
 
+from chess_endgame.engine.player import Player, PlayerOptions
 from chess_endgame.engine.result import Limits, score_json, uci_words
 from chess_endgame.play.engines import EngineError, ExternalEngine, PlayerEngine, limit
 from chess_endgame.play.game import GameRecord, PlayedMove, TablebaseAgent, play_game
@@ -15,6 +16,8 @@ from chess_endgame.tablebase.remote import RootProber
 from chess_endgame.text import plural
 
 from .common import (
+    MOVED_OUTPUTS,
+    STDOUT,
     EngineCommand,
     OutputFile,
     board_from,
@@ -120,7 +123,9 @@ def play(fen: str, opponent: str, max_plies: int, pgn_path: str | None, no_faste
     limits = limit(**search_limits(movetime, depth, nodes))
     ours = PlayerEngine(player, limits)
     if opponent == "self":
-        theirs = PlayerEngine(make_player(syzygy_path, faster_mate=not no_faster_mate), limits)
+        # Its own player (its own hash) on the same tables: the moves alternate, and the missing directories are
+        # named once.
+        theirs = PlayerEngine(Player(player.prober, options=PlayerOptions(faster_mate=not no_faster_mate)), limits)
         theirs.player.set_remote(player.remote)  # one server connection, one request at a time
     elif opponent == "tablebase":
         defender = player.prober if player.remote is None else RootProber(player.prober, player.remote)
@@ -152,13 +157,19 @@ def play(fen: str, opponent: str, max_plies: int, pgn_path: str | None, no_faste
         theirs.close()
         player.set_remote(None)
     click.echo(f"result: {record.result} ({record.termination}) after {plural(record.plies, 'ply')}", err=err)
+    kept_in = pgn_path
     if pgn_path:
         with open_output(pgn_path) as f:
             f.write(record.pgn())
-        if not err:
+        moved = [fallback for path, fallback in MOVED_OUTPUTS if path == pgn_path]
+        kept_in = moved[-1] if moved else pgn_path  # open_output named the file it went to instead
+        if not err and not moved:
             click.echo(f"PGN written to {pgn_path}", err=True)
     if isinstance(stopped, EngineError):
         fail(str(stopped))
     if stopped is not None:
-        interrupted(f"the {plural(record.plies, 'ply')} played are above" + (f" and in {pgn_path}" if pgn_path else ""))
+        if not record.plies:
+            interrupted("no move was played")
+        where = " and in " + kept_in if kept_in and kept_in != STDOUT else ""
+        interrupted(f"the {plural(record.plies, 'ply')} played {'is' if record.plies == 1 else 'are'} above{where}")
     sys.exit(0)

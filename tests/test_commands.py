@@ -10,8 +10,13 @@ from pathlib import Path
 
 import chess
 import chess.pgn
+import pytest
+
+import chess_endgame.play.engines as engines
 
 from .conftest import run
+
+FAKE = f"{sys.executable} {Path(__file__).parent / 'fake_engine.py'}"
 
 KQK_MATE = "7k/8/6K1/8/8/8/8/5Q2 w - - 0 1"
 
@@ -194,6 +199,46 @@ def test_play_self_and_adjudication(syzygy_path: str) -> None:
 def test_play_with_a_bad_engine_command(syzygy_path: str) -> None:
     code, _, err = run("play", "8/6k1/4K3/6B1/8/8/5N2/8 w - - 0 1", "--opponent", "/nonexistent/engine")
     assert code == 2 and "cannot start the UCI engine" in err
+
+
+@pytest.mark.parametrize("mode, forfeit", [("illegal", "illegal uci"), ("crash:1", "died"), ("hang", "no bestmove")])
+def test_play_an_engine_that_breaks_down_loses_by_forfeit(syzygy_path: str, tmp_path: Path, mode: str, forfeit: str,
+                                                          monkeypatch: pytest.MonkeyPatch) -> None:
+    """An illegal move, a crash, a hang: the engine loses the game, which keeps its moves (it was "*" with exit 2,
+    and a hang died with a traceback), as cutechess-cli scores it."""
+    monkeypatch.setattr(engines, "COMMAND_TIMEOUT", 1.0)
+    pgn_path = tmp_path / "game.pgn"
+    code, out, err = run("play", "8/8/4k3/8/8/8/4P3/4K3 w - - 0 1", "--opponent", f"{FAKE} {mode}", "--movetime", "100",
+                         "--pgn", str(pgn_path))
+    assert code == 0 and "Traceback" not in err, (out, err)
+    assert "result: 1-0 (forfeit by fake " in out and forfeit in out, out
+    game = chess.pgn.read_game(pgn_path.open())
+    assert game.headers["Result"] == "1-0" and len(list(game.mainline_moves())) == 1
+
+
+def test_play_names_where_the_pgn_really_is(syzygy_path: str) -> None:
+    code, out, err = run("play", "6k1/8/5K2/8/8/8/P7/7Q w - - 0 1", "--pgn", "/dev/full", "--nodes", "2000")
+    assert code == 1 and "cannot write /dev/full" in err and "PGN written" not in err + out, (out, err)
+
+
+def test_eval_notes_a_position_in_check_or_over() -> None:
+    code, out, _ = run("eval", "7k/6Q1/6K1/8/8/8/8/8 b - - 0 1")
+    assert code == 0 and out.splitlines()[-1].startswith("note: the game is over (checkmate)"), out
+    code, out, _ = run("eval", "7k/8/6K1/8/8/8/8/7Q b - - 0 1")
+    assert code == 0 and out.splitlines()[-1].startswith("note: Black is in check"), out
+    code, out, _ = run("eval", "8/2k5/8/8/3K4/8/3R4/8 w - - 0 1", "--json")
+    data = json.loads(out)
+    assert data["in_check"] is False and data["game_over"] is None
+
+
+def test_eval_refuses_weights_that_overflow_and_chess960_castling(tmp_path: Path) -> None:
+    weights = json.loads((Path(__file__).parent / "data" / "weights-fixed.json").read_text())
+    weights["weights"]["rook"] = [1e308, 1e308]
+    (tmp_path / "huge.json").write_text(json.dumps(weights))
+    code, out, err = run("eval", "8/2k5/8/8/3K4/8/3R4/8 w - - 0 1", "--weights", str(tmp_path / "huge.json"))
+    assert code == 2 and "at most 1,000,000 centipawns" in err and out == "", err
+    code, out, err = run("eval", "1r4kr/8/8/8/8/8/8/1R4KR w HBhb - 0 1")
+    assert code == 2 and "castling rights HBhb of Chess960" in err, err
 
 
 def test_eval_explains_by_family_and_term() -> None:

@@ -111,10 +111,15 @@ class Weights:
         return {name: float(v) for name, v in zip(self.names(), self.vector, strict=True)}
 
 
+#: The largest weight (centipawns, either sign) a weight file may give: far beyond any fitted weight, and small
+#: enough that no evaluation overflows the integer it is rounded to.
+MAX_WEIGHT = 1_000_000
+
+
 def _finite(value: float) -> bool:
-    """A weight a float holds: finite, and an integer not too large for a float (400 digits are)."""
+    """A weight a float holds: finite, at most :data:`MAX_WEIGHT` in size (an integer of 400 digits is not)."""
     try:
-        return math.isfinite(value)
+        return math.isfinite(value) and abs(value) <= MAX_WEIGHT
     except OverflowError:
         return False
 
@@ -138,7 +143,8 @@ def _weight_set(path: str, weights: object) -> list[float]:
             raise WeightsError(f"{path}: {term} needs [middlegame, endgame] weights, not {pair!r}")
         values += pair
     if not all(isinstance(v, (int, float)) and not isinstance(v, bool) and _finite(v) for v in values):
-        raise WeightsError(f"{path}: every weight must be a finite number")
+        raise WeightsError(f"{path}: every weight must be a finite number of at most {MAX_WEIGHT:,} centipawns "
+                           "either way")
     return values
 
 

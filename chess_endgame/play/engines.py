@@ -202,6 +202,9 @@ class ExternalEngine:
             raise EngineError(f"the engine {self.command!r} died: {exc}") from None
         except chess.engine.EngineError as exc:
             raise EngineError(f"the engine {self.command!r} failed: {exc}") from None
+        except (TimeoutError, asyncio.TimeoutError):
+            raise EngineError(f"the engine {self.command!r} sent no bestmove within {self.engine.timeout:g} s "
+                              "after its time was up") from None
         finally:
             if watchdog is not None:
                 watchdog.cancel()
@@ -221,7 +224,12 @@ class ExternalEngine:
                       int(info.get("nodes", 0)), time.monotonic() - start, [m.uci() for m in info.get("pv", [])])
 
     def move(self, board: chess.Board) -> AgentMove:
-        answer = self.answer(board)
+        """The engine's move; an engine that dies, hangs or sends an illegal move loses the game by forfeit, as
+        cutechess-cli scores it."""
+        try:
+            answer = self.answer(board)
+        except EngineError as exc:
+            return AgentMove(None, str(exc), forfeit="illegal" if "illegal uci" in str(exc) else "engine")
         return AgentMove(chess.Move.from_uci(answer.move) if answer.move else None, answer.score_text() or "")
 
     def close(self) -> None:
