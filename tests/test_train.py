@@ -189,7 +189,14 @@ def test_the_training_api_answers_and_refuses_bad_input(prober: Prober) -> None:
                 (f"move?fen={fen}&move=0000", 400, "not a legal move"),
                 ("move?fen=7k/8/8/8/8/8/p7/1Q2K3_w_-_-_99_60&moves=b1c1,a2a1q&move=c1a1", 400,
                  "the drill is over (drawn) before move a2a1q"),
-                ("hint?fen=7k/8/8/8/8/8/8/KQ6_w_-_-_0_1&moves=b1c1", 400, "not the user's turn")):
+                ("hint?fen=7k/8/8/8/8/8/8/KQ6_w_-_-_0_1&moves=b1c1", 400, "not the user's turn"),
+                # A move after the user's own move ended the drill: the drill is over, whoever's turn it is.
+                (f"move?fen={fen}&moves=f1f8&move=f1f8", 400, "the drill is over (won): no more moves"),
+                # Beyond the tables: 404 for a hint as for a move (the hint said 400).
+                ("hint?fen=rnbqkbnr/pppppppp/8/8/8/8/PPPPPPPP/RNBQKBNR_w_KQkq_-_0_1", 404,
+                 "the tables cannot answer"),
+                ("move?fen=rnbqkbnr/pppppppp/8/8/8/8/PPPPPPPP/RNBQKBNR_w_KQkq_-_0_1&move=e2e4", 404,
+                 "the tables cannot answer")):
             status, answer = get_json(f"{url}/api/train/{query}")
             assert status == status_expected and words in answer["error"], (query, status, answer)
 
@@ -230,6 +237,12 @@ def test_hints_only_on_the_users_turn_of_a_game_going_on(prober: Prober) -> None
     over.play("Qf7")  # stalemate
     with pytest.raises(ValueError, match="the drill is over"):
         over.hint()
+
+
+def test_no_margin_is_told_after_mate(prober: Prober) -> None:
+    session = Session(from_fen("7k/8/6K1/8/8/8/8/5Q2 w - - 0 1", prober), prober)
+    feedback = session.play("Qf8#")
+    assert feedback.verdict == KEPT and feedback.spare is None and session.result() == "won"
 
 
 def test_no_margin_is_told_for_a_cursed_win_or_a_blessed_loss(prober: Prober) -> None:

@@ -105,6 +105,49 @@ def test_following_the_best_moves_wins_kqvk(server: str, prober: Prober,
     cells = [td.text for td in driver.find_elements(By.CSS_SELECTOR, "#progress tbody tr td")]
     assert cells[:3] == ["KQvK", "1", "1"] or ("KQvK" in cells and cells[cells.index("KQvK") + 2] == "1")
     shot(driver, f"train-{width}-won")
+    # The mate taken back and played again: still one success for the one attempt.
+    driver.find_element(By.ID, "undo").click()
+    wait(driver, lambda: driver.find_element(By.ID, "verdict").text == "taken back: your move")
+    board = chess.Board(board_fen(driver))
+    best = choose(board, prober, full=True).best
+    assert best is not None
+    play(driver, best.move)
+    wait(driver, lambda: "won: goal reached" in driver.find_element(By.ID, "goal").text)
+    assert "plies to spare" not in driver.find_element(By.ID, "verdict").text  # no 50-move margin after mate
+    cells = [td.text for td in driver.find_elements(By.CSS_SELECTOR, "#progress tbody tr td")]
+    assert cells[cells.index("KQvK") + 1:cells.index("KQvK") + 3] == ["1", "1"], cells
+
+
+def test_the_saavedra_promotes_to_a_rook(server: str, prober: Prober,
+                                        browser: tuple[webdriver.Chrome, str]) -> None:
+    """A promotion asks for the piece (it always made a queen, and the Saavedra is won by c8=R after Rd4)."""
+    driver, width = browser
+    driver.get(f"{server}/train")
+    wait(driver, lambda: driver.find_element(By.ID, "verdict").text == "your move")
+    Select(driver.find_element(By.ID, "drill")).select_by_value("Saavedra")
+    driver.find_element(By.ID, "new").click()
+    wait(driver, lambda: driver.find_element(By.ID, "goal").text.startswith("Saavedra"))
+    wait(driver, lambda: driver.find_element(By.ID, "verdict").text == "your move")
+    board = chess.Board(board_fen(driver))
+    for _ in range(8):  # c7 Rd6+ Kb5 Rd5+ Kb4 Rd4+ Kb3 Rd3+ Kc2, and the pawn promotes
+        best = choose(board, prober, full=True).best
+        assert best is not None
+        if best.move.promotion:
+            break
+        play(driver, best.move)
+        before = board.fen()
+        wait(driver, lambda: board_fen(driver) != before)  # noqa: B023 - waited for here, in this iteration
+        board = chess.Board(board_fen(driver))
+    assert chess.Move.from_uci("c7c8r") in board.legal_moves, board.fen()
+    click_square(driver, "c7")
+    click_square(driver, "c8")
+    wait(driver, lambda: driver.find_element(By.ID, "promotion").is_displayed())
+    choices = [b.text for b in driver.find_elements(By.CSS_SELECTOR, "#promotion button")]
+    assert choices == ["queen", "knight", "rook", "bishop", "cancel"], choices
+    shot(driver, f"train-{width}-promotion")
+    driver.find_element(By.CSS_SELECTOR, '#promotion button[data-uci="c7c8r"]').click()
+    wait(driver, lambda: driver.find_element(By.ID, "verdict").text.startswith("c8=R"))  # the piece chosen
+    assert not driver.find_element(By.ID, "promotion").is_displayed()
 
 
 def test_a_blunder_gets_the_tables_feedback_and_the_best_move(server: str, prober: Prober,

@@ -99,10 +99,10 @@ def _session(query: dict, prober: Prober) -> Session:
 def move(query: dict, prober: Prober) -> dict:
     """The tables' word on ``move`` (UCI) after the drill's moves, and the program's reply."""
     session = _session(query, prober)
-    if session.board.turn != session.user:
-        raise ApiError(400, "not the user's turn: the moves end with a move of the user's")
     if session.over:
         raise ApiError(400, f"the drill is over ({session.result()}): no more moves")
+    if session.board.turn != session.user:
+        raise ApiError(400, "not the user's turn: the moves end with a move of the user's")
     try:
         played = session.board.parse_uci(query.get("move", ""))
     except ValueError:
@@ -123,6 +123,8 @@ def hint(query: dict, prober: Prober) -> dict:
     session = _session(query, prober)
     try:
         best = session.hint()
-    except (ValueError, NoTablebaseMove) as exc:
+    except NoTablebaseMove as exc:
+        raise ApiError(404, f"the tables cannot answer: {exc}") from None
+    except ValueError as exc:
         raise ApiError(400, str(exc)) from None
     return {"move": best, "uci": session.board.parse_san(best).uci()}

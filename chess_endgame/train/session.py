@@ -170,7 +170,8 @@ class Session:
             kind = KEPT
         return Feedback(board.san(played.move), played.uci, kind, class_outcome(best.cls).text,
                         class_outcome(played.cls).text, verdict.reason, board.san(best.move),
-                        self.line(board, best.move), spare(played) if played.cls in SPARE_CLASSES else None)
+                        self.line(board, best.move),
+                        spare(played) if played.cls in SPARE_CLASSES and not after.is_checkmate() else None)
 
     def undo(self) -> bool:
         """Take back the user's last move (and the program's answer to it); False when there is none."""

@@ -10,7 +10,8 @@
   // moves: every move since the start (the user's and the program's); marks: how many there were before each of
   // the user's moves (a take-back returns there); fens: the position before each of the user's moves, and now.
   const state = { drill: null, moves: [], marks: [], fens: [], fen: null, legal: [], selected: null,
-    pressed: null, lastmove: null, over: false, busy: false };
+    pressed: null, lastmove: null, over: false, busy: false, counted: false };
+  const PIECES = { q: "queen", n: "knight", r: "rook", b: "bishop" };  // Lichess's order of the choice
 
   function setText(id, text) { $(id).textContent = text; }
 
@@ -68,9 +69,36 @@
     return FILES[file] + (rank + 1);
   }
 
+  // The move from one square to another: played at once, or, for a promotion, after the piece is chosen (the
+  // Saavedra's c8=R is a rook). False when no move goes there.
   function moveFromTo(from, to) {
     const moves = state.legal.filter((m) => m.from === from && m.to === to);
-    return moves.find((m) => m.promotion === "q") || moves[0] || null;
+    if (!moves.length) return false;
+    if (moves.length === 1) { userMove(moves[0].uci); return true; }
+    const order = Object.keys(PIECES);
+    moves.sort((a, b) => order.indexOf(a.promotion) - order.indexOf(b.promotion));
+    const buttons = moves.map((m) => {
+      const button = document.createElement("button");
+      button.type = "button";
+      button.dataset.uci = m.uci;
+      button.textContent = PIECES[m.promotion] || m.promotion;
+      button.addEventListener("click", () => { hidePromotion(); userMove(m.uci); });
+      return button;
+    });
+    const cancel = document.createElement("button");
+    cancel.type = "button";
+    cancel.textContent = "cancel";
+    cancel.addEventListener("click", () => { hidePromotion(); state.selected = null; drawBoard(); });
+    const label = document.createElement("span");
+    label.textContent = "promote to:";
+    $("promotion").replaceChildren(label, ...buttons, cancel);
+    $("promotion").hidden = false;
+    return true;
+  }
+
+  function hidePromotion() {
+    $("promotion").hidden = true;
+    $("promotion").replaceChildren();
   }
 
   // A press on one of your pieces picks it; a release (after a drag) or a second click on a square moves it.
@@ -78,10 +106,8 @@
     if (state.busy || state.over || !state.drill) return;
     const square = squareAt(event);
     if (!square) return;
-    if (state.selected && square !== state.selected) {
-      const move = moveFromTo(state.selected, square);
-      if (move) { userMove(move.uci); return; }
-    }
+    hidePromotion();
+    if (state.selected && square !== state.selected && moveFromTo(state.selected, square)) return;
     state.selected = state.legal.some((m) => m.from === square) ? square : null;
     state.pressed = state.selected;
     drawBoard();
@@ -92,10 +118,7 @@
     state.pressed = null;
     if (!from || state.busy || state.over) return;
     const square = squareAt(event);
-    if (square && square !== from) {
-      const move = moveFromTo(from, square);
-      if (move) userMove(move.uci);
-    }
+    if (square && square !== from) moveFromTo(from, square);
   }
 
   // -- the drill -----------------------------------------------------------------------------------------------
@@ -131,8 +154,9 @@
     try {
       state.busy = true;
       const drill = await getJson("/api/train/new", params);
+      hidePromotion();
       Object.assign(state, { drill, moves: [], marks: [], fens: [drill.fen], fen: drill.fen, selected: null,
-        lastmove: null, over: false });
+        lastmove: null, over: false, counted: false });
       setText("goal", goalText());
       setText("verdict", "your move");
       count(drill.name, "attempts");
@@ -174,7 +198,11 @@
       if (data.over) {
         const success = state.drill.goal === "win" ? data.result === "won" : data.result !== "lost";
         setText("goal", goalText() + " — " + data.result + (success ? ": goal reached" : ": goal missed"));
-        if (success) count(state.drill.name, "successes");
+        // One success an attempt: a goal reached again after a take-back is not counted twice.
+        if (success && !state.counted) {
+          count(state.drill.name, "successes");
+          state.counted = true;
+        }
       }
       drawBoard();
       if (!data.over) await loadLegal();
@@ -200,6 +228,7 @@
 
   async function takeBack() {
     if (!state.drill || !state.marks.length || state.busy) return;
+    hidePromotion();
     state.fens.pop();
     state.moves.splice(state.marks.pop());  // the user's last move and the program's reply to it
     Object.assign(state, { fen: state.fens[state.fens.length - 1], selected: null, lastmove: null, over: false });
