@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import contextlib
 import math
+import os
 import sys
 from collections.abc import Callable, Iterator
 
@@ -163,10 +164,25 @@ def _describe_selfplay(played: labels.LabelSet, n_train: int, n_held: int, held_
                 "below by piece count: results only)")
 
 
+def _distinct_files(output: str, labels_out: str | None, labels_paths: tuple[str, ...]) -> None:
+    """Exit 2 when the weights would be written over the labels read or written (the same file twice)."""
+    def same(a: str, b: str) -> bool:
+        if STDOUT in (a, b):
+            return False
+        try:
+            return os.path.samefile(a, b)
+        except OSError:  # one is not there yet
+            return os.path.abspath(a) == os.path.abspath(b)
+
+    for name, other in [("--labels-out", labels_out)] + [("--labels", path) for path in labels_paths]:
+        if other is not None and same(output, other):
+            fail(f"--output {output} is the {name} file too: the weights would be written over the labels")
+
+
 @click.command()
 @click.option("--per-material", default=1500, show_default=True, type=click.IntRange(10, 10**6),
               help="Quiet random positions per material the tables cover (both colour orientations).")
-@click.option("--seed", default=1, show_default=True, type=int,
+@click.option("--seed", default=1, show_default=True, type=click.IntRange(0, 2**32 - 1),
               help="Seed of the random positions, the held-out split and the match (same seed, same run).")
 @click.option("--pgn", "pgn_path", type=click.Path(exists=True, dir_okay=False), default=None,
               help="Also learn from the games of a PGN file, labelled with their results.")
@@ -243,6 +259,7 @@ def tune(per_material: int, seed: int, pgn_path: str | None, pgn_per_game: int, 
     """Learn the linear evaluation's weights from tablebase WDL labels and self-play results (logistic model)."""
     labels_path = ", ".join(labels_paths) or None
     err = one_stdout({"--output": output, "--labels-out": labels_out})
+    _distinct_files(output, labels_out, labels_paths)
 
     def say(text: str) -> None:
         click.echo(text, err=err)

@@ -233,8 +233,15 @@ def test_weight_file_must_match_the_terms(tmp_path: Path) -> None:
         with pytest.raises(WeightsError, match="finite number"):
             load_weights(_write(tmp_path, dict(good, rook=bad)))
     # A file of the first format (one weight a feature, no version) says what to do.
-    with pytest.raises(WeightsError, match="version 1 .*this build reads versions 2 and 3.*chess-endgame tune"):
+    with pytest.raises(WeightsError, match="version 1; this build reads versions 2 and 3.*chess-endgame tune"):
         load_weights(_write(tmp_path, {"tempo": 10, "pawn": 90}, version=None))
+    # The version is a number: "3" is not 3 (the message had said "version 3 ...; this build reads ... 3").
+    with pytest.raises(WeightsError, match="of version '3'; this build reads versions 2 and 3 \\(the number"):
+        load_weights(_write(tmp_path, [good], version="3"))  # type: ignore[arg-type]
+    # A weight too large for the evaluation's integer: refused (1e308 wrapped the total around).
+    for bad in ([1e308, 5], [5, -2e6]):
+        with pytest.raises(WeightsError, match="at most 1,000,000 centipawns"):
+            load_weights(_write(tmp_path, dict(good, rook=bad)))
     # Version 2 (one set, no buckets) reads as one set for every position.
     assert (load_weights(_write(tmp_path, good)).vector == load_weights().rows[0]).all()
     # Version 3: a set for each bucket of men; the sets and the bounds must agree.

@@ -316,6 +316,10 @@ def test_tune_scores_a_label_file_and_blends(syzygy_path: str, tmp_path: Path,
     (["--selfplay-games", "2", "--selfplay-pieces", "13-21"], "--selfplay-pieces"),
     (["--selfplay-games", "2", "--selfplay-pieces", "13"], "--selfplay-pieces"),
     (["--selfplay-games", "2", "--labels-out", "-", "--output", "-"], "standard output"),
+    # The weights written over the labels: refused before any work (they were lost).
+    (["--labels", "LABELS", "--output", "LABELS"], "is the --labels file too"),
+    (["--selfplay-games", "2", "--labels-out", "OUT", "--output", "OUT"], "is the --labels-out file too"),
+    (["--seed", "-1"], "--seed"),  # it played every game first, then failed without naming the option
 ])
 def test_bad_selfplay_options_give_one_line(syzygy_path: str, tmp_path: Path, extra: list[str], words: str) -> None:
     good, bad = tmp_path / "labels.epd", tmp_path / "bad.epd"
@@ -387,6 +391,17 @@ def test_buckets_fit_a_set_of_weights_for_each_range_of_men(syzygy_path: str, tm
     assert load_weights(str(again)).source.endswith(f", 4-32 fitted, the others from {load_weights().source}")
     few, many = load_weights(str(again)).rows
     assert (few == shipped).all() and (many != shipped).any()
+
+
+def test_nothing_to_fit_is_an_error_not_a_false_source(syzygy_path: str, tmp_path: Path) -> None:
+    """A bucket without positions or only mating guides to learn: one line, no weight file that claims a fit."""
+    for args, words in ((["--learn-buckets", "13-32"], "fewer than 100 training positions in the buckets asked "
+                                                        "for (13-32 men: 0)"),
+                        (["--learn", "mop_edge"], "the terms of --learn are mating guides")):
+        out = tmp_path / "w.json"
+        result = CliRunner().invoke(cli, ["tune", "--per-material", "10", *args, "--output", str(out)])
+        assert result.exit_code == 2 and f"nothing to fit: {words}" in result.stderr, result.stderr
+        assert not out.exists()
 
 
 @pytest.mark.parametrize("args, words", [

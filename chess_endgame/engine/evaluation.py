@@ -160,9 +160,9 @@ def load_weights(path: str = WEIGHTS_FILE) -> Weights:
     if not isinstance(weights, (dict, list)):
         raise WeightsError(f"{path}: expected an object with a 'weights' mapping")
     version = data.get("version", 1)
-    if version not in (2, WEIGHTS_VERSION):
-        raise WeightsError(f"{path}: a weight file of version {version} ({len(weights)} weights); this build reads "
-                           f"versions 2 and {WEIGHTS_VERSION} (a middlegame and an endgame weight for each of its "
+    if version not in (2, WEIGHTS_VERSION) or isinstance(version, bool) or not isinstance(version, int):
+        raise WeightsError(f"{path}: a weight file of version {version!r}; this build reads versions 2 and "
+                           f"{WEIGHTS_VERSION} (the number; a middlegame and an endgame weight for each of its "
                            f"{N_TERMS} terms): fit one with chess-endgame tune")
     buckets = data.get("buckets", []) if version == WEIGHTS_VERSION else []
     sets = weights if isinstance(weights, list) else [weights]

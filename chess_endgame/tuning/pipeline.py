@@ -122,7 +122,8 @@ def fit_weights(prober: Prober, start: Weights, *, per_material: int, seed: int,
     ``learn``: patterns of the terms to learn (:func:`.fit.learnt_features`); the others keep their start
     weights (empty: every term). ``sampling`` is called once per material sampled, ``fitting`` once per Newton step
     of each bucket.
-    :raises TooFewPositions: when fewer than :data:`MIN_POSITIONS` positions could be labelled.
+    :raises TooFewPositions: when fewer than :data:`MIN_POSITIONS` positions could be labelled, or no weight could
+        be fitted (every bucket asked for below that many, or only mating guides in ``learn``).
     :raises ValueError: when a pattern of ``learn`` matches no term.
     """
     boards, labels, sources = tablebase_positions(prober, per_material, seed, cursed_as_draws=cursed_as_draws,
@@ -141,16 +142,25 @@ def fit_weights(prober: Prober, start: Weights, *, per_material: int, seed: int,
     train, held = train.blended(k, score_share), held.blended(k, score_share)
     bucket = start.buckets_of(train.men)
     tuned, frozen = start.rows.copy(), np.ones(start.rows.shape, dtype=bool)
+    thin = []
     for i in range(len(start.rows)):
         rows = bucket == i
-        if rows.sum() < MIN_POSITIONS or (learn_buckets and start.ranges()[i] not in learn_buckets):
-            continue  # too few positions to teach this bucket anything, or not asked for: its start weights stay
+        if learn_buckets and start.ranges()[i] not in learn_buckets:
+            continue  # not asked for: its start weights stay
+        if rows.sum() < MIN_POSITIONS:
+            thin.append(f"{start.ranges()[i]} men: {rows.sum()}")
+            continue  # too few positions to teach this bucket anything: its start weights stay
         weight = None if train.weight is None else train.weight[rows]
         frozen[i] = frozen_features(train.x[rows], sample_weight=weight)
         if learn:
             frozen[i] |= ~learnt_features(learn)
         tuned[i] = fit(train.x[rows], train.y[rows], start.rows[i], k, l2=l2, frozen=frozen[i], progress=fitting,
                        sample_weight=weight)
+    if frozen.all():
+        asked = sum(1 for i in range(len(start.rows)) if not learn_buckets or start.ranges()[i] in learn_buckets)
+        why = (f"fewer than {MIN_POSITIONS} training positions in the buckets asked for ({', '.join(thin)})"
+               if len(thin) == asked else "the terms of --learn are mating guides or too rarely non-zero in the sample")
+        raise TooFewPositions(f"nothing to fit: {why}; the start weights stand")
     result = Weights(tuned.reshape(-1), start.source, start.buckets)
     report = evaluate_fit(_compared(train, start, result), _compared(held, start, result), np.array([1.0, 0.0]),
                           np.array([0.0, 1.0]), k, {name: _compared(g, start, result) for name, g in groups.items()})
