@@ -414,3 +414,18 @@ def test_ctrl_c_before_a_game_is_done_leaves_the_output_file(syzygy_path: str, t
     assert code == 130, err
     assert "no game was reviewed to the end; the outputs were left as they were" in err
     assert out_pgn.read_text() == "earlier work\n"
+
+
+def test_reviewing_the_review_again_changes_nothing_and_lines_are_not_doubled(syzygy_path: str,
+                                                                             tmp_path: Path) -> None:
+    """The best line already a variation (the player's own) is followed, not added twice; the review's output
+    reviewed again is the same text (its comments had doubled and its line was added once more)."""
+    source = tmp_path / "game.pgn"
+    source.write_text('[Event "x"]\n[FEN "7k/8/6K1/8/8/8/8/5Q2 w - - 0 1"]\n[SetUp "1"]\n\n'
+                      "1. Qf7 ( 1. Qf8# { my note } ) *\n")
+    first, second = tmp_path / "a1.pgn", tmp_path / "a2.pgn"
+    assert run("review", str(source), "--output", str(first))[0] == 0
+    text = first.read_text()
+    assert text.count("Qf8#") == 2 and "( 1. Qf8# { my note } ) *" in text  # the comment's, and the variation
+    assert run("review", str(first), "--output", str(second))[0] == 0
+    assert second.read_text() == text

@@ -11,6 +11,7 @@ comments are kept.
 from __future__ import annotations
 
 import io
+import re
 
 import chess
 import chess.engine
@@ -21,6 +22,11 @@ from chess_endgame.review.reviewer import GameReview, MoveReview
 
 #: NAGs that assess a move ($1..$6): replaced by the review's own.
 MOVE_ASSESSMENTS = frozenset(range(1, 7))
+ANNOTATOR = "chess-endgame review"
+#: The sentences :func:`comment` and :func:`entry_comment` write: taken out of a game this review annotated
+#: before, so that reviewing its output again replaces them rather than adding a second copy.
+_OWN_WORDS = re.compile(r"(?:(?:Blunder|Mistake|Dubious|Inaccuracy)\.(?: \S+ was best\.)?(?: (?:Tablebase|Search): "
+                        r"[^{}]*?\.(?=\s|$))?|Tablebase [KQRBNPv]+: [A-Z_]+ for (?:White|Black) to move \([^)]*\)\.)")
 
 
 def comment(move: MoveReview) -> str:
@@ -47,7 +53,10 @@ def annotated_game(review: GameReview) -> chess.pgn.Game:
     """The game as read, with the review's evaluations, NAGs, comments and best lines."""
     game = chess.pgn.read_game(io.StringIO(review.pgn))
     assert game is not None
-    game.headers["Annotator"] = "chess-endgame review"
+    again = game.headers.get("Annotator") == ANNOTATOR  # this review's output reviewed once more
+    game.headers["Annotator"] = ANNOTATOR
+    if again:
+        game.comment = _without_own_words(game.comment)
     if review.entered is not None and review.entered.ply == 0:
         game.comment = _join(game.comment, entry_comment(review))
     node: chess.pgn.GameNode = game
@@ -57,7 +66,7 @@ def annotated_game(review: GameReview) -> chess.pgn.Game:
         assert node is not None and node.move.uci() == move.uci, (move.ply, move.uci)
         node.nags -= MOVE_ASSESSMENTS
         node.set_eval(None)
-        node.comment = node.comment.strip()
+        node.comment = _without_own_words(node.comment) if again else node.comment.strip()
         if move.eval is not None:
             node.set_eval(move.eval)
         node.comment = _join(node.comment, comment(move))
@@ -78,12 +87,18 @@ def annotated_pgn(review: GameReview) -> str:
 
 
 def _add_line(parent: chess.pgn.GameNode, line: list[str]) -> None:
+    """``line`` as a variation of ``parent``, following the variations already there (the player's own line, or
+    the review's from before) rather than adding the same moves twice."""
     board = parent.board()
     node = parent
     for san in line:
         move = board.parse_san(san)
-        node = node.add_variation(move)
+        node = node.variation(move) if node.has_variation(move) else node.add_variation(move)
         board.push(move)
+
+
+def _without_own_words(text: str) -> str:
+    return " ".join(_OWN_WORDS.sub("", text).split())
 
 
 def _join(*parts: str) -> str:
