@@ -6,7 +6,8 @@ import click
 
 from chess_endgame.engine.evaluation import Evaluator, WeightsError, load_weights
 
-from .common import echo_json, fail, position_arguments, position_from
+from .common import fail, position_arguments, position_from
+from .outputs import echo_json
 
 
 @click.command("eval")

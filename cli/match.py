@@ -23,15 +23,14 @@ from chess_endgame.text import plural
 from .common import (
     EngineCommand,
     OutputFile,
-    echo_json,
     fail,
     interrupted,
     load_prober,
     one_stdout,
-    open_output,
     syzygy_path_option,
     uci_options,
 )
+from .outputs import echo_json, open_output
 
 #: The clock when no limit is given: the project's target for matches.
 DEFAULT_TC = "10+0.1"

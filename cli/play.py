@@ -16,24 +16,21 @@ from chess_endgame.tablebase.remote import RootProber
 from chess_endgame.text import plural
 
 from .common import (
-    MOVED_OUTPUTS,
-    STDOUT,
     EngineCommand,
     OutputFile,
     board_from,
-    echo_json,
     fail,
     interrupted,
     limit_options,
     make_player,
     one_stdout,
-    open_output,
     position_arguments,
     position_from,
     remote_tablebase_option,
     search_limits,
     syzygy_path_option,
 )
+from .outputs import MOVED_OUTPUTS, STDOUT, echo_json, open_output
 
 
 @click.command()

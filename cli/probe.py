@@ -10,7 +10,6 @@ from chess_endgame.tablebase.prober import NotCovered, category
 from chess_endgame.tablebase.remote import RootProber
 
 from .common import (
-    echo_json,
     fail,
     load_prober,
     load_remote,
@@ -20,6 +19,7 @@ from .common import (
     remote_tablebase_option,
     syzygy_path_option,
 )
+from .outputs import echo_json
 
 
 def move_record(board: chess.Board, entry: RankedMove) -> dict:

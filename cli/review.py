@@ -32,22 +32,20 @@ from chess_endgame.tablebase.remote import RemoteProber, default_cache_path
 from chess_endgame.text import plural
 
 from .common import (
-    STDOUT,
     OutputDirectory,
     OutputFile,
     batch_backend,
     cluster_option,
-    echo_json,
     fail,
     interrupted,
     load_prober,
     load_remote,
     one_stdout,
-    open_output,
     remote_tablebase_option,
     syzygy_path_option,
     worker_syzygy_path,
 )
+from .outputs import STDOUT, echo_json, open_output
 
 
 def _print_summary(data: dict, *, err: bool) -> None:

@@ -17,7 +17,6 @@ from chess_endgame.suite.items import Item
 from chess_endgame.text import plural
 
 from .common import (
-    STDOUT,
     EngineCommand,
     OutputFile,
     batch_backend,
@@ -26,12 +25,12 @@ from .common import (
     interrupted,
     limit_options,
     one_stdout,
-    open_output,
     remote_tablebase_option,
     syzygy_path_option,
     uci_options,
     worker_syzygy_path,
 )
+from .outputs import STDOUT, open_output
 
 
 def _percent(part: int, whole: int) -> str:

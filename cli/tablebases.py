@@ -16,7 +16,8 @@ from chess_endgame.tablebase.lichess import check_url
 from chess_endgame.tablebase.paths import HOW_TO_GET_TABLES, default_directory, embedded_directory, resolve_path, scan
 from chess_endgame.text import plural
 
-from .common import FiniteFloatRange, echo_json, fail, interrupted, user_errors, writable_directory
+from .common import FiniteFloatRange, fail, interrupted, user_errors, writable_directory
+from .outputs import echo_json
 
 
 def _mib(size: int) -> str:

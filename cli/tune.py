@@ -21,7 +21,6 @@ from chess_endgame.tuning import data, gate, labels, pipeline
 from chess_endgame.tuning.fit import learnt_features
 
 from .common import (
-    STDOUT,
     FiniteFloatRange,
     OutputFile,
     batch_backend,
@@ -30,11 +29,11 @@ from .common import (
     interrupted,
     load_prober,
     one_stdout,
-    open_output,
     syzygy_path_option,
     user_errors,
     worker_syzygy_path,
 )
+from .outputs import STDOUT, open_output
 
 #: How many of the weights the fit kept the report names.
 KEPT_SHOWN = 8
