@@ -119,7 +119,9 @@ class RankedMove:
         elif cls.losing:
             within = (0, -self.s)
         else:
-            within = (0,)
+            # Draws by the rules alike: first the moves that would still win without the 50-move rule (the draw
+            # must be claimed), last those that would lose (WDL, which every ranking has; DTZ may be skipped).
+            within = (0, -self.wdl)
         return (-int(cls), within, self.move.uci())
 
 

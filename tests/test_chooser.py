@@ -253,3 +253,19 @@ def test_krpkr_converted_against_the_defender(prober: Prober) -> None:
         converted += record.result == "1-0"
         assert record.termination != "50-move rule"
     assert converted == len(starts)
+
+
+def test_at_clock_99_the_draws_that_would_still_win_come_first(prober: Prober) -> None:
+    """Every quiet move draws by the 50-move rule here, but the rook left to be taken throws the win away if
+    the draw is not claimed: the moves that would still win come first (they were in UCI order: Kd7 first), and
+    the player plays one."""
+    board = chess.Board("4K3/8/7k/6R1/8/8/8/8 w - - 99 1")
+    for full in (False, True):
+        moves = choose(board, prober, full=full).moves
+        assert {m.cls for m in moves} == {MoveClass.DRAW}
+        wdls = [m.wdl for m in moves]
+        assert wdls == sorted(wdls, reverse=True) and wdls[0] == 2 and 0 in wdls
+    decision = Player(prober).decide(board)
+    after = board.copy()
+    after.push(decision.move)
+    assert prober.probe_wdl(after) == -2, board.san(decision.move)

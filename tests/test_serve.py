@@ -180,6 +180,9 @@ def test_mainline(server: str) -> None:
     assert status == 200 and data["winner"] == "w" and data["dtz"] < 0  # Black loses: the line goes on to mate
     status, data = get_json(f"{server}/standard/mainline?fen=8/8/8/4k3/8/8/4K3/4R3_w_-_-_99_80")
     assert status == 200 and len(data["mainline"]) == 1 and data["winner"] is None  # the 50-move rule ends it
+    # At clock 99 the move is one that would still win without the rule (Kd7 left the rook to be taken).
+    status, data = get_json(f"{server}/standard/mainline?fen=4K3/8/7k/6R1/8/8/8/8_w_-_-_99_1")
+    assert status == 200 and data["mainline"][0]["dtz"] < 0, data  # Black, to move after it, would lose
     status, data = get_json(f"{server}/standard/mainline?fen={q('8/5k1r/8/8/6K1/8/8/R7 w - - 0 1')}")
     assert status == 200 and data == {"dtz": 0, "precise_dtz": 0, "mainline": [], "winner": None}
 

@@ -275,6 +275,8 @@ class Player:
                 and not best.checkmate and not (best.cls.winning and has_repeated(board))
                 and (due is None or due - time.monotonic() > 0.02)):
             candidates = candidates + self._more_of_class(board, choice, best, due)
+        if best.cls == MoveClass.DRAW:  # a draw to claim: only among the moves that would still win without it
+            candidates = [m for m in candidates if m.wdl == best.wdl]
         if (self.options.faster_mate and len(candidates) > 1 and best.cls >= MoveClass.DRAW
                 and not best.checkmate and not (best.cls.winning and has_repeated(board))
                 and (due is None or due - time.monotonic() > 0.02)):

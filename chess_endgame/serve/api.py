@@ -41,7 +41,7 @@ NEGATED = {"win": "loss", "syzygy-win": "syzygy-loss", "maybe-win": "maybe-loss"
 
 
 class ApiError(Exception):
-    """A request the server refuses: HTTP ``status`` with ``{"error": message}`` (the Lichess shape)."""
+    """A request the server refuses: HTTP ``status`` with ``{"error": message}`` (lila-tablebase's are plain text)."""
 
     def __init__(self, status: int, message: str) -> None:
         super().__init__(message)

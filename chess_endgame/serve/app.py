@@ -8,7 +8,7 @@ Routes (all GET; HEAD too):
   ``/api/search?fen=&movetime=MS`` and ``/board.svg?fen=&orientation=&lastmove=&selected=``;
 - ``/health`` (and ``/monitor``): readiness and counters, JSON.
 
-Errors are JSON in the Lichess shape ``{"error": "..."}``: 400 for a bad request
+Errors are JSON, ``{"error": "..."}``: 400 for a bad request
 (bad FEN, illegal position, a bad parameter), 404 for a position the tables do
 not cover and unknown paths, 405 for other methods, 503 when a request runs out
 of time or every searcher is busy. Probes and searches run in thread pools, off
