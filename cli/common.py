@@ -180,9 +180,6 @@ class EngineCommand(click.ParamType):
         return str(value)
 
 
-#: The file name that means standard output.
-
-
 def writable_file(path: str) -> str | None:
     """Why ``path`` cannot be written (None: it can), found by doing it: an existing file is opened for
     appending (its content untouched), a new one is created and removed. Permission bits say nothing to

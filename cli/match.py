@@ -30,7 +30,7 @@ from .common import (
     syzygy_path_option,
     uci_options,
 )
-from .outputs import echo_json, open_output
+from .outputs import echo_json, open_output, written
 
 #: The clock when no limit is given: the project's target for matches.
 DEFAULT_TC = "10+0.1"
@@ -355,7 +355,7 @@ def _run(spec: MatchSpec, pairs: list, starts_text: str, balance: dict | None, j
         echo_json(_json(outcome, starts_text, balance, jobs, spec.games))
     else:
         _report(outcome, starts_text, jobs, err=err)
-    if pgn_path and pgn_path != "-" and not err:
+    if pgn_path and pgn_path != "-" and not err and written(pgn_path):
         click.echo(f"PGN written to {pgn_path}", err=True)
     for error in outcome.errors:
         click.echo(f"chess-endgame: engine error: {error}", err=True)

@@ -123,6 +123,12 @@ def open_output(path: str, *, newline: str | None = None) -> Iterator[TextIO]:
             MOVED_OUTPUTS.append((path, fallback))
 
 
+def written(path: str) -> bool:
+    """Whether :func:`open_output` wrote ``path`` where asked (not to a file of the temporary directory instead,
+    which it has named): the one to say "written to" after."""
+    return not any(asked == path for asked, _ in MOVED_OUTPUTS)
+
+
 def echo_json(data: Any) -> None:
     """``data`` as JSON on standard output (kept in a file if standard output cannot be written)."""
     with open_output(STDOUT) as f:

@@ -33,7 +33,7 @@ from .common import (
     user_errors,
     worker_syzygy_path,
 )
-from .outputs import STDOUT, open_output
+from .outputs import STDOUT, open_output, written
 
 #: How many of the weights the fit kept the report names.
 KEPT_SHOWN = 8
@@ -120,7 +120,7 @@ def _play(prober: Prober, start: Weights, games: int, nodes: int, per_game: int,
                                      min_pieces=pieces[0], max_pieces=pieces[1], score_nodes=score_nodes,
                                      backend=backend, into=played, progress=progress, lost=lost)
     write()
-    if labels_out and not err:
+    if labels_out and not err and written(labels_out):
         say(f"self-play labels written to {labels_out}")
     return played
 
@@ -348,7 +348,7 @@ def tune(per_material: int, seed: int, pgn_path: str | None, pgn_per_game: int, 
     with open_output(output) as f:
         save_weights(weights, f, comment="Weights fitted by chess-endgame tune to tablebase WDL labels"
                      + (" and self-play game results." if n_self else "."))
-    if not err:
+    if not err and written(output):
         say(f"weights written to {output}")
 
     score = None

@@ -417,3 +417,9 @@ def test_bad_buckets_give_one_line(syzygy_path: str, args: list[str], words: str
     assert result.exit_code == 2 and result.stdout == ""
     lines = result.stderr.strip().splitlines()
     assert len(lines) == 1 and lines[0].startswith("chess-endgame: error: ") and words in lines[0], result.stderr
+
+
+def test_a_weight_file_that_cannot_be_written_is_not_said_written(syzygy_path: str) -> None:
+    result = CliRunner().invoke(cli, ["tune", "--per-material", "10", "--output", "/dev/full"])
+    assert result.exit_code == 1 and "cannot write /dev/full" in result.stderr, result.stderr
+    assert "weights written" not in result.stdout + result.stderr
