@@ -123,10 +123,15 @@ def open_output(path: str, *, newline: str | None = None) -> Iterator[TextIO]:
             MOVED_OUTPUTS.append((path, fallback))
 
 
+def kept_at(path: str) -> str:
+    """Where :func:`open_output` wrote what was asked for ``path``: ``path``, or the file of the temporary
+    directory it went to instead (and named)."""
+    return next((fallback for asked, fallback in reversed(MOVED_OUTPUTS) if asked == path), path)
+
+
 def written(path: str) -> bool:
-    """Whether :func:`open_output` wrote ``path`` where asked (not to a file of the temporary directory instead,
-    which it has named): the one to say "written to" after."""
-    return not any(asked == path for asked, _ in MOVED_OUTPUTS)
+    """Whether :func:`open_output` wrote ``path`` where asked: the one to say "written to" after."""
+    return kept_at(path) == path
 
 
 def echo_json(data: Any) -> None:

@@ -30,7 +30,7 @@ from .common import (
     search_limits,
     syzygy_path_option,
 )
-from .outputs import MOVED_OUTPUTS, STDOUT, echo_json, open_output, written
+from .outputs import STDOUT, echo_json, kept_at, open_output
 
 
 @click.command()
@@ -158,9 +158,8 @@ def play(fen: str, opponent: str, max_plies: int, pgn_path: str | None, no_faste
     if pgn_path:
         with open_output(pgn_path) as f:
             f.write(record.pgn())
-        moved = [fallback for path, fallback in MOVED_OUTPUTS if path == pgn_path]
-        kept_in = moved[-1] if moved else pgn_path  # open_output named the file it went to instead
-        if not err and written(pgn_path):
+        kept_in = kept_at(pgn_path)  # open_output named the file it went to instead, if any
+        if not err and kept_in == pgn_path:
             click.echo(f"PGN written to {pgn_path}", err=True)
     if isinstance(stopped, EngineError):
         fail(str(stopped))

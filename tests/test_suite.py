@@ -240,6 +240,7 @@ def test_operations_that_cannot_be_met_and_finished_games_are_skipped(tmp_path: 
                      '7k/8/6K1/8/8/8/8/5Q2 w - - bm; id "nobm";\n'
                      '5Q1k/8/6K1/8/8/8/8/8 b - - dm 1; id "mated";\n'
                      '7k/5Q2/6K1/8/8/8/8/8 b - - id "stalemate";\n'
+                     '7k/8/6K1/8/8/8/8/5QP1 w - - dm 1; id "backrank";\n'
                      '7k/8/6K1/8/8/8/8/5Q2 w - - dm 1; id "fine";\n')
     loaded = load_files([str(suite)])
     assert [i.id for i in loaded.items] == ["fine"]
@@ -247,7 +248,8 @@ def test_operations_that_cannot_be_met_and_finished_games_are_skipped(tmp_path: 
     assert messages == ["operation dm needs a positive number of moves, got 0",
                         "operation dm needs an integer, got 3.5", "operation wdl is -2 to 2, got 7",
                         "operation bm names no move",
-                        "no legal move: checkmate", "no legal move: stalemate"], messages
+                        "no legal move: checkmate", "no legal move: stalemate",
+                        "illegal position: pawns on the first or last rank"], messages  # in words, not a flag
 
 
 def test_the_summary_rounds_down_and_names_a_failed_play_out(syzygy_path: str, tmp_path: Path) -> None:

@@ -8,7 +8,7 @@ from dataclasses import dataclass, field
 
 import chess
 
-from chess_endgame.board import PositionError, epd_lines, parse_fen, read_epd, read_text
+from chess_endgame.board import PositionError, epd_lines, illegal_because, parse_fen, read_epd, read_text
 
 #: EPD operations that say what to check.
 OPERATIONS = ("bm", "am", "dm", "wdl", "dtz")
@@ -109,9 +109,9 @@ def _load_epd(path: str, text: str) -> tuple[list[Item], list[tuple[str, int, st
         except ValueError as exc:
             skipped.append((path, number, f"not an EPD position: {exc}"))
             continue
-        status = board.status() & ~(chess.STATUS_BAD_CASTLING_RIGHTS | chess.STATUS_IMPOSSIBLE_CHECK)
-        if status:
-            skipped.append((path, number, f"illegal position ({status!r})"))
+        problem = illegal_because(board)
+        if problem:
+            skipped.append((path, number, f"illegal position: {problem}"))
             continue
         if not any(board.generate_legal_moves()):
             skipped.append((path, number, f"no legal move: {'checkmate' if board.is_check() else 'stalemate'}"))
