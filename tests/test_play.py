@@ -22,7 +22,7 @@ from chess.engine import Cp, Mate
 from chess_endgame.play import elo, engines
 from chess_endgame.play.contestant import open_judge
 from chess_endgame.play.engines import EngineError, ExternalEngine
-from chess_endgame.play.game import Clock
+from chess_endgame.play.game import Clock, GameRecord
 from chess_endgame.play.match import run_match
 from chess_endgame.play.spec import EngineConfig, MatchSpec, TimeControl
 from chess_endgame.play.starts import NoBalancedStarts, balanced_starts, default_judge, is_balanced, starting_positions
@@ -302,10 +302,29 @@ def fake_match(mode: str, tc: TimeControl | None = HALF_SECOND, games: int = 2):
     return outcome, outcome.summary()
 
 
+def test_pgn_termination_takes_the_standards_words() -> None:
+    def tag(result: str, termination: str, forfeit: str = "") -> str:
+        record = GameRecord(FEN, "a", "b", result=result, termination=termination, forfeit=forfeit)
+        game = chess.pgn.read_game(io.StringIO(record.pgn()))
+        assert game.comment == termination  # no move played: our words are the game's comment
+        return game.headers["Termination"]
+
+    assert [tag("1-0", "checkmate"), tag("1/2-1/2", "threefold repetition"), tag("1/2-1/2", "50-move rule")] == \
+        ["normal"] * 3
+    assert [tag("1-0", "tablebase win"), tag("1/2-1/2", "adjudicated draw after 40 plies")] == ["adjudication"] * 2
+    assert [tag("0-1", "time forfeit by a", "time"), tag("0-1", "illegal move e2e5 by a", "illegal"),
+            tag("0-1", "forfeit by a: the engine process died", "engine")] == \
+        ["time forfeit", "rules infraction", "abandoned"]
+    assert [tag("*", "interrupted"), tag("*", "max plies")] == ["unterminated"] * 2
+
+
 def test_a_slow_engine_loses_on_time() -> None:
     outcome, summary = fake_match("slow:0.3")
     assert summary["engines"][0]["time_losses"] == 2 and summary["losses"] == 2
     assert all(g.record.termination == "time forfeit by fake slow" for g in outcome.games)
+    game = chess.pgn.read_game(io.StringIO(outcome.games[0].record.pgn()))
+    assert game.headers["Termination"] == "time forfeit"  # the PGN standard's words; ours close the game text
+    assert game.end().comment.endswith("time forfeit by fake slow")
 
 
 def test_an_engine_starting_up_is_waited_for_before_its_clock_runs() -> None:
@@ -341,12 +360,14 @@ def test_a_crashing_engine_forfeits_and_is_restarted() -> None:
     outcome, summary = fake_match("crash:2", None)
     assert summary["engines"][0]["crashes"] == 2 and summary["losses"] == 2
     assert "the engine process died" in outcome.games[1].record.termination
+    assert "[Termination \"abandoned\"]" in outcome.games[1].record.pgn()
 
 
 def test_an_illegal_move_loses() -> None:
     outcome, summary = fake_match("illegal", None)
     assert summary["illegal_moves"] == 2 and summary["engines"][0]["illegal_moves"] == 2
     assert outcome.games[0].record.termination.startswith("illegal move ")
+    assert "[Termination \"rules infraction\"]" in outcome.games[0].record.pgn()
 
 
 def test_starts_from_an_openings_file(tmp_path: Path) -> None:

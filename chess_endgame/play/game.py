@@ -89,6 +89,17 @@ class GameRecord:
         return len(self.moves)
 
     @property
+    def pgn_termination(self) -> str:
+        """The PGN standard's Termination value (section 9.8.1): "normal" for an end by the rules, "time forfeit",
+        "rules infraction" (an illegal move), "abandoned" (an engine that failed), "adjudication" (the tables or a
+        move limit), "unterminated" (a game stopped without a result)."""
+        if self.result == "*":
+            return "unterminated"
+        if self.forfeit:
+            return {"time": "time forfeit", "illegal": "rules infraction"}.get(self.forfeit, "abandoned")
+        return "normal" if self.termination in TERMINATIONS.values() else "adjudication"
+
+    @property
     def final_turn(self) -> chess.Color:
         """The side to move when the game ended (the one that forfeited, if any)."""
         return chess.Board(self.start_fen).turn ^ (self.plies % 2 == 1)
@@ -99,7 +110,7 @@ class GameRecord:
         game.headers["White"] = self.white
         game.headers["Black"] = self.black
         game.headers["Result"] = self.result
-        game.headers["Termination"] = self.termination
+        game.headers["Termination"] = self.pgn_termination
         for name, value in (headers or {}).items():
             game.headers[name] = value
         board = chess.Board(self.start_fen)
@@ -108,6 +119,10 @@ class GameRecord:
         node: chess.pgn.GameNode = game
         for played in self.moves:
             node = node.add_variation(played.move, comment=played.comment)
+        # The tag takes the PGN standard's words; how the game ended, in ours, closes the game text
+        # (as Cutechess writes "{White mates}" after the last move).
+        if self.termination:
+            node.comment = f"{node.comment} {self.termination}".strip()
         out = io.StringIO()
         print(game, file=out)
         return out.getvalue()
