@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import collections
 import math
+import os
 import statistics
 import sys
 
@@ -18,11 +19,19 @@ from chess_endgame.bench.features import bench_features
 from chess_endgame.bench.perft import POSITIONS as PERFT_POSITIONS
 from chess_endgame.bench.perft import PerftRow, bench_perft, warm_up
 from chess_endgame.bench.probe import REVIEW_PASSES, WORKLOADS, Rate, bench_probe
-from chess_endgame.bench.search import POSITIONS, TREE_PROBE_MATERIALS, SearchRow, bench_search, bench_tree_probes
+from chess_endgame.bench.search import (
+    POSITIONS,
+    TREE_PROBE_MATERIALS,
+    SearchRow,
+    TreeProbeRun,
+    bench_search,
+    bench_tree_probes,
+)
 from chess_endgame.bench.startup import GO_DEPTH, GO_FEN, StartupRun, bench_startup, engine_command
 from chess_endgame.bench.threads import ThreadsRow, bench_threads, positions_for
 from chess_endgame.engine.timeman import RANKING_MS
 from chess_endgame.tablebase.paths import resolve_path
+from chess_endgame.text import plural
 
 from .common import fail, interrupted, prober_option, syzygy_path_option, user_errors
 
@@ -40,12 +49,19 @@ def _bar(total: int, desc: str, unit: str) -> tqdm:
     return tqdm(total=total, desc=desc, unit=unit, file=sys.stderr, dynamic_ncols=True, disable=None, leave=False)
 
 
-def _tables(syzygy_path: str | None) -> str:
+def _tables(syzygy_path: str | None, pieces: int = 3) -> str:
+    """The tables' path; a warning for each directory the user named that cannot be read (as every command gives),
+    exit 2 where the tables found stop short of ``pieces`` men."""
     from chess_endgame.tablebase.paths import scan
 
     path = resolve_path(syzygy_path)
-    if not scan(path).wdl:
-        fail(f"no Syzygy tables found in {path}; this benchmark needs them (set SYZYGY_PATH or --syzygy-path)")
+    found = scan(path)
+    if syzygy_path or os.environ.get("SYZYGY_PATH"):
+        for directory, problem in found.bad_directories.items():
+            click.echo(f"chess-endgame: warning: Syzygy directory {directory}: {problem}", err=True)
+    if found.max_pieces < pieces:
+        has = f"tables up to {found.max_pieces} men" if found.wdl else "no Syzygy tables"
+        fail(f"this benchmark needs {pieces}-man tables and {path} has {has} (set SYZYGY_PATH or --syzygy-path)")
     return path
 
 
@@ -184,13 +200,13 @@ def search(depth: int | None, movetime: int | None, repeat: int) -> None:
             stopped = True
     click.echo(f"{'position':<34}{'depth':>6}{'EBF':>6}{'nodes':>10}{'cpu s':>8}{'nodes/cpu-s':>13}  best   score")
     for row in rows:
-        click.echo(f"{row.name:<34}{row.depth:>6}{_or_dash(row.ebf, '.2f'):>6}{row.nodes:>10}{row.cpu_seconds:>8.2f}"
+        click.echo(f"{row.name:<34}{row.depth:>6}{_or_dash(row.ebf, '.2f'):>6}{row.nodes:>10}{row.cpu_seconds:>8.3f}"
                    f"{row.nps:>13,.0f}  {row.best_move:<6} {row.score}")
     if stopped:
         interrupted(f"{len(rows)} of {len(POSITIONS)} positions measured")
     nodes = sum(r.nodes for r in rows)
     cpu = sum(r.cpu_seconds for r in rows)
-    click.echo(f"{'total':<34}{'':>12}{nodes:>10}{cpu:>8.2f}{nodes / cpu:>13,.0f}")
+    click.echo(f"{'total':<34}{'':>12}{nodes:>10}{cpu:>8.3f}{nodes / cpu:>13,.0f}")
     click.echo(f"signature: {nodes}" if movetime is None else "signature: n/a (time-limited run)")
 
 
@@ -215,11 +231,18 @@ def tree_probes(syzygy_path: str | None, backend: str | None, positions: int, de
     and asks it. The first search compiles and is not counted."""
     from chess_endgame.tablebase.prober import Prober
 
-    prober = Prober(_tables(syzygy_path), backend=backend)
+    prober = Prober(_tables(syzygy_path, 5), backend=backend)
     backend = prober.backend
+    run = TreeProbeRun(0, 0, 0, 0, 0.0, 0.0)
+    stopped = False
     with _bar(positions, "tree-probes", "pos") as bar:
-        run = bench_tree_probes(prober, positions=positions, depth=depth, seed=seed,
-                                on_position=lambda: bar.update(1))
+        try:
+            bench_tree_probes(prober, positions=positions, depth=depth, seed=seed, on_position=lambda: bar.update(1),
+                              run=run)
+        except KeyboardInterrupt:
+            stopped = True
+    if stopped and not run.positions:
+        interrupted("no position measured")
     click.echo(f"{run.positions} positions ({', '.join(TREE_PROBE_MATERIALS)}, seed {seed}) to depth {depth}: "
                f"{run.nodes} nodes in {run.cpu_seconds:.2f} CPU s ({run.nodes / run.cpu_seconds:,.0f} nodes/cpu-s)")
     if backend == "compiled":
@@ -231,6 +254,8 @@ def tree_probes(syzygy_path: str | None, backend: str | None, positions: int, de
         click.echo(f"{run.probes} probes from the tree, {run.calls} of them calls into Python (the rest from the "
                    f"tree's WDL cache): {run.probe_seconds:.3f} s in the callback, {_or_dash(run.us_per_call, '.1f')} "
                    f"us a call, {_or_dash(100 * run.share, '.1f')}% of the search")
+    if stopped:
+        interrupted(f"{run.positions} of {positions} positions measured")
 
 
 @bench.command("threads")
@@ -249,12 +274,13 @@ def tree_probes(syzygy_path: str | None, backend: str | None, positions: int, de
 def threads(threads: int, movetime: int, tables: bool, positions: int, seed: int, syzygy_path: str | None,
             backend: str | None) -> None:
     """Nodes per second with N threads (Lazy SMP) against one, side by side: each position searched for the same
-    wall time with 1 thread, then N. Without --tables, the endgames of bench search, without tables; with it,
+    wall time with 1 thread, then N. Without --tables, the endgames of bench search but KRvK (its search ends at
+    the mate), without tables; with it,
     random six-piece positions probed in the tree, and how many probes called into Python from the main
     thread and from the helpers (each call takes the GIL)."""
     from chess_endgame.tablebase.prober import Prober
 
-    prober = Prober(_tables(syzygy_path), backend=backend) if tables else None
+    prober = Prober(_tables(syzygy_path, 5), backend=backend) if tables else None
     rows: list[ThreadsRow] = []
     stopped = False
     with _bar(positions if tables else len(positions_for(None, 0, seed)), "threads", "pos") as bar:
@@ -368,7 +394,7 @@ def features(positions: int, seed: int) -> None:
     """Seconds to compute the evaluation features of N positions (target: 100k in under a minute)."""
     with _bar(positions, "positions", "pos") as bar:
         count, wall, cpu = bench_features(positions, seed, progress=bar.update)
-    click.echo(f"{count} positions (3 to 18 pieces, seed {seed}): feature matrix in {wall:.2f} s "
+    click.echo(f"{plural(count, 'position')} (3 to 18 pieces, seed {seed}): feature matrix in {wall:.2f} s "
                f"({cpu:.2f} CPU s), {count / wall:,.0f} positions/s")
 
 
@@ -412,8 +438,8 @@ def perft(repeat: int) -> None:
         click.echo(f"{'total':<12}{'':>17}{total('bulk') / 1e6:>9.1f}M{total('full') / 1e6:>9.1f}M|{'':>17}"
                    f"{total('python_bulk') / 1e3:>9.0f}k{total('python_full') / 1e3:>9.0f}k|"
                    f"{total('bulk') / total('python_bulk'):>6.0f}x{total('full') / total('python_full'):>6.0f}x")
-    click.echo(f"leaves/s, best of {repeat} compiled runs and one python-chess run; targets: compiled >= 3M/s and "
-               ">= 10x python-chess")
+    click.echo(f"leaves/s, best of {plural(repeat, 'compiled run')} and one python-chess run; targets: compiled "
+               ">= 3M/s and >= 10x python-chess")
     mismatches = [f"{r.position.name}: {m}" for r in rows for m in r.mismatches]
     for line in mismatches:
         click.echo(f"MISMATCH {line}")

@@ -91,3 +91,22 @@ def test_bench_startup_times_each_start(monkeypatch: pytest.MonkeyPatch) -> None
     third = out.splitlines()[4].split()
     assert out.splitlines()[2].startswith("cold (empty cache)") and third[:4] == ["cold,", "go", "without", "isready"]
     assert third[5] == "-" and float(third[6]) >= 0.4, out  # no readyok; the go waited for the engine
+
+
+def test_a_bad_tables_directory_is_warned_of_and_five_men_benchmarks_want_five_men(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    missing = tmp_path / "missing"
+    monkeypatch.setenv("SYZYGY_PATH", str(missing))  # the embedded 3-4-man set is all that is left
+    for command in (["tree-probes", "--positions", "1", "--depth", "1"],
+                    ["threads", "--tables", "--positions", "1", "--movetime", "10"]):
+        code, out, err = run("bench", *command)
+        assert code == 2 and out == ""
+        assert f"chess-endgame: warning: Syzygy directory {missing}: No such file or directory" in err
+        assert "this benchmark needs 5-man tables and " in err and "has tables up to 4 men" in err, err
+
+
+def test_bench_convert_names_the_materials_it_played(syzygy_path: str) -> None:
+    code, out, err = run("bench", "convert", "--positions", "2", "--mate-nodes", "100")
+    assert code == 0, err
+    assert out.splitlines()[0] == "2 won positions (seed 1) of KQPvK, KRPvK"  # the first two, round robin
+    assert [line.split()[-2] for line in out.splitlines()[2:4]] == ["2/2", "2/2"]  # both converted, both modes

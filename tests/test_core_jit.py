@@ -112,3 +112,26 @@ def test_the_reassociated_weighted_sum_is_the_dot_product() -> None:
     garbage[features.SPARSE_FIRST:features.SPARSE_END] = rng.uniform(-9, 9, features.SPARSE_END - features.SPARSE_FIRST)
     assert len(notes) > 10
     assert features.weighted_sum(row, garbage, maps, mg, eg) == pytest.approx(expected, rel=1e-12, abs=1e-9)
+
+
+def test_a_cache_that_cannot_be_saved_leaves_the_code_running(tmp_path, monkeypatch, capsys) -> None:
+    """A full disk under the cache: the function compiles and runs uncached, and one line says so."""
+    import errno
+    import sys
+
+    from numba.core import caching
+
+    def full(self, name, data):
+        raise OSError(errno.ENOSPC, "No space left on device")
+
+    monkeypatch.setattr(caching.IndexDataCacheFile, "_save_data", full)
+    (tmp_path / "cached_twice.py").write_text("from chess_endgame.engine.core.jit import njit\n\n\n"
+                                              "@njit\ndef twice(x):\n    return 2 * x\n")
+    monkeypatch.syspath_prepend(str(tmp_path))
+    module = importlib.import_module("cached_twice")
+    try:
+        assert module.twice(21) == 42
+    finally:
+        sys.modules.pop("cached_twice", None)
+    err = capsys.readouterr().err
+    assert "numba could not save compiled code in" in err and "No space left on device" in err, err

@@ -121,6 +121,7 @@ def test_warm_says_a_step_without_tables_was_skipped(tmp_path: Path, monkeypatch
     monkeypatch.delenv("SYZYGY_PATH", raising=False)
     done = dict(warm(str(tmp_path)))
     assert done["search with tablebase probes, depth 3"] == "no tables"
+    assert done["tablebase probes (the compiled prober)"] == "no tables"
     assert all(isinstance(seconds, float) for what, seconds in done.items() if "tablebase" not in what)
     result = CliRunner().invoke(cli, ["warm", "--syzygy-path", str(tmp_path)])
     assert result.exit_code == 0, result.output

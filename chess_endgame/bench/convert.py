@@ -7,6 +7,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 
 import chess.engine
+import chess.syzygy
 
 from chess_endgame.bench.common import present, won_positions
 from chess_endgame.engine.player import Player, PlayerOptions
@@ -33,7 +34,7 @@ class ConvertRun:
 @dataclass
 class ConvertBench:
     positions: int
-    materials: list[str]
+    materials: list[str]  # those of the positions played, in CONVERT_MATERIALS' order
     runs: list[ConvertRun]
 
 
@@ -70,4 +71,5 @@ def bench_convert(path: str, *, count: int = 12, seed: int = 1, mate_nodes: int 
         if on_run:
             on_run(run)
     prober.close()
-    return ConvertBench(len(boards), materials, runs)
+    played = {chess.syzygy.normalize_tablename(chess.syzygy.calc_key(board)) for board in boards}
+    return ConvertBench(len(boards), [m for m in materials if m in played], runs)

@@ -128,24 +128,27 @@ TREE_PROBE_MATERIALS = ("KRPPvKR", "KQPvKQ", "KRPvKBP", "KBPPvKB")
 
 
 def bench_tree_probes(prober, *, positions: int = 20, depth: int = 8, seed: int = 1,
-                      on_position: Callable[[], None] | None = None) -> TreeProbeRun:
+                      on_position: Callable[[], None] | None = None,
+                      run: TreeProbeRun | None = None) -> TreeProbeRun:
     """Search random six-piece positions to ``depth`` with WDL probes inside the tree (the player's
     settings: probes after zeroing moves) and time the probe callback from compiled code. A first
-    search, not counted, compiles the code (or loads numba's cache)."""
+    search, not counted, compiles the code (or loads numba's cache). The figures add up in ``run`` (a new
+    one by default) position by position, so that a caller stopped by Ctrl-C keeps those measured."""
     import random
 
     from chess_endgame.board import random_position
 
     rng = random.Random(seed)
     Searcher(prober=prober).search(chess.Board("8/8/8/4k3/R7/5PP1/6K1/r7 w - - 0 1"), Limits(depth=2))  # compiles
-    run = TreeProbeRun(0, 0, 0, 0, 0.0, 0.0)
+    run = run if run is not None else TreeProbeRun(0, 0, 0, 0, 0.0, 0.0)
     for i in range(positions):
         board = random_position(TREE_PROBE_MATERIALS[i % len(TREE_PROBE_MATERIALS)], rng)
         searcher = Searcher(prober=prober)
         start = time.process_time()
         result = searcher.search(board, Limits(depth=depth))
-        run.cpu_seconds += time.process_time() - start
+        seconds = time.process_time() - start
         run.positions += 1
+        run.cpu_seconds += seconds
         run.nodes += result.nodes
         run.probes += result.tbhits
         run.calls += searcher.probe_calls

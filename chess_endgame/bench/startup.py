@@ -19,6 +19,8 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
+from chess_endgame.engine.core.jit import COMPILED
+
 #: The first go: a rook endgame with more pieces than the tables hold, so the search runs.
 GO_FEN = "8/5pk1/6p1/8/3R4/6P1/5PK1/4r3 w - - 0 1"
 GO_DEPTH = 5
@@ -110,6 +112,9 @@ def bench_startup(runs: int = 1, without_isready: bool = False,
     """Per round: cold (empty cache) with ``isready``, and warm (the cache it left) with ``isready``; with
     ``without_isready``, also cold (another empty cache) with ``go`` straight after ``uciok`` (a GUI that never
     sends ``isready``: a second compile)."""
+    if not COMPILED:  # the engines started inherit this environment: nothing would compile or be cached
+        raise ValueError("bench startup measures the compiled core's start-up: install numba and unset "
+                         "NUMBA_DISABLE_JIT")
     results = []
     with tempfile.TemporaryDirectory(prefix="chess-endgame-startup-") as tmp:
         for i in range(runs):

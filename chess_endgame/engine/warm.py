@@ -85,7 +85,7 @@ def steps(syzygy_path: str | None = None) -> list[tuple[str, Callable[[], object
     def probes() -> object:
         prober = Prober(resolve_path(syzygy_path), cache_size=0)
         if prober.backend != "compiled" or not prober.available:
-            raise Skipped("no tables" if prober.available else "python-chess's prober: nothing to compile")
+            raise Skipped("python-chess's prober: nothing to compile" if prober.available else "no tables")
         board = chess.Board(TABLE_POSITION)
         return prober.probe_wdl(board), prober.probe_dtz(board), prober.probe_many([board]), prober.dtz_stored(board)
 

@@ -198,6 +198,8 @@ class UciEngine:
             warmed.wait()
             try:
                 _ = self.player.prober.compiled_tables
+            except Exception as exc:  # noqa: BLE001 - the first search reads them again and reports its own failure
+                self.send(f"info string reading the tables' headers failed: {type(exc).__name__}: {exc}")
             finally:
                 ready.set()
 

@@ -101,6 +101,31 @@ def _stale_index_is_empty() -> None:
     cache_file._load_index = load_index
 
 
+def _saves_may_fail() -> None:
+    """Make a cache save that fails (a full disk, a quota, a directory made read-only since numba chose it) leave
+    the function compiled and uncached, with one line on stderr, instead of failing the compile that made it."""
+    from numba.core import caching
+
+    cache_file = getattr(caching, "IndexDataCacheFile", None)
+    save = getattr(cache_file, "save", None)
+    if save is None:  # another numba's layout: its own behaviour stands
+        return
+    told = []
+
+    def save_or_say(self, key, data):
+        try:
+            return save(self, key, data)
+        except OSError as exc:
+            if not told:
+                told.append(True)
+                sys.stderr.write(f"chess-endgame: numba could not save compiled code in {self._cache_path} "
+                                 f"({exc.strerror or exc}); running it uncached, compiled again at the next start "
+                                 f"(free space there, or set NUMBA_CACHE_DIR to another directory)\n")
+            return None
+
+    cache_file.save = save_or_say
+
+
 def _saves_take_turns() -> bool:
     """Make numba's cache saves take turns between processes (an exclusive lock on a file beside the index);
     True once they do. numba names a new entry's data file by the first number the index it has just read does
@@ -138,6 +163,7 @@ SAVES_TAKE_TURNS = False
 if numba is not None:
     _stamp_the_core_as_one()
     _stale_index_is_empty()
+    _saves_may_fail()
     SAVES_TAKE_TURNS = _saves_take_turns()
 
 if COMPILED:
@@ -192,9 +218,11 @@ def njit(func=None, *, reassociate=False, refcounted=None):
             if "cannot cache" not in str(exc):
                 raise
             CACHED = False
-            sys.stderr.write("chess-endgame: numba can write its cache nowhere (the package directory and "
-                             "~/.cache are read-only); compiling at every start (set NUMBA_CACHE_DIR to a "
-                             "writable directory to keep the compiled code)\n")
+            chosen = os.environ.get("NUMBA_CACHE_DIR")
+            where = ("NUMBA_CACHE_DIR " + chosen + ", " if chosen else "") + \
+                "the package directory and ~/.cache are read-only"
+            sys.stderr.write(f"chess-endgame: numba can write its cache nowhere ({where}); compiling at every start "
+                             "(set NUMBA_CACHE_DIR to a writable directory to keep the compiled code)\n")
     return numba.njit(**options)(func)
 
 
