@@ -55,3 +55,23 @@ def test_without_the_dtz_table_the_search_keeps_to_the_moves_that_keep_the_win(p
     restricted = player.decide(board, Limits(depth=3, searchmoves=[chess.Move.from_uci("b3b4"),
                                                                     chess.Move.from_uci("b3a4")]))
     assert restricted.move in (chess.Move.from_uci("b3b4"), chess.Move.from_uci("b3a4"))
+
+
+def test_searchmoves_the_tables_cannot_rank_are_searched_not_left(prober: Prober, tmp_path) -> None:
+    """Only KRPvKR.rtbw: the chooser ranks the root by its zeroing moves (e7, a win), but a listed king move
+    needs the DTZ table; the listed moves are then searched, kept to the best WDL among them (Kf1 draws, Kd1
+    loses the rook), and the move played is one of them, never the chooser's e7."""
+    import shutil
+
+    from chess_endgame.tablebase.paths import with_embedded
+
+    from .conftest import require_tables
+
+    require_tables(prober, "KRPvKR")
+    shutil.copy(prober.files.wdl["KRPvKR"], tmp_path)
+    player = Player(Prober(with_embedded(str(tmp_path))))
+    board = chess.Board("8/8/4P3/8/8/2k5/r7/4K2R w - - 0 1")
+    listed = [chess.Move.from_uci("e1f1"), chess.Move.from_uci("e1d1")]
+    assert player.decide(board, Limits(nodes=2000)).move == chess.Move.from_uci("e6e7")
+    decision = player.decide(board, Limits(nodes=2000, searchmoves=listed))
+    assert decision.source == "search" and decision.move == chess.Move.from_uci("e1f1"), decision.move

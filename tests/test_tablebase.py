@@ -103,6 +103,9 @@ def test_missing_table_is_named(five_pieces: str, syzygy_dir: Path, tmp_path: Pa
     assert isinstance(answer, NotCovered) and answer.reason is Reason.MISSING_TABLE
     assert answer.tables == ("KQRvKB",)
     assert "KQRvKB.rtbw" in answer.message
+    # Black with the queen and rook: the same file, named as it is named (the stronger side first).
+    answer = prober.probe(chess.Board("4k3/8/8/2b5/8/8/8/QR2K3 w - - 0 1").mirror())
+    assert answer.tables == ("KQRvKB",) and "missing WDL table KQRvKB.rtbw" in answer.message, answer.message
 
 
 def test_no_tables() -> None:

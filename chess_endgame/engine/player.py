@@ -191,10 +191,17 @@ class Player:
         notes: list[str] = []
         if isinstance(choice, NotCovered) and self.remote is not None:
             choice = self._remote_choice(board, limits, start, choice, notes)
-        if isinstance(choice, Choice) and choice.moves:
-            decision = self._from_tables(board, choice, limits, _deadline(limits, start, soft=True))
+        # Only listed moves (go searchmoves): each ranked exactly; None where the tables cannot rank one of them.
+        restricted: list[RankedMove] | None = []
+        if isinstance(choice, Choice) and choice.moves and limits.searchmoves:
+            restricted = self._restricted(board, limits.searchmoves)
+        if isinstance(choice, Choice) and choice.moves and restricted is not None:
+            decision = self._from_tables(board, choice, restricted, limits, _deadline(limits, start, soft=True))
         else:
-            best_wdl = self._wdl_moves(board, choice, limits.searchmoves) if isinstance(choice, NotCovered) else None
+            if isinstance(choice, NotCovered):
+                best_wdl = self._wdl_moves(board, choice, limits.searchmoves)
+            else:  # a listed move the tables cannot rank (its DTZ table missing): the search picks among them
+                best_wdl = self._best_by_wdl(board, limits.searchmoves) if restricted is None else None
             if best_wdl:  # Stockfish's root_probe_wdl: without DTZ the search keeps to the moves of the best WDL
                 limits = dataclasses.replace(limits, searchmoves=best_wdl)
             result = self.searcher.search(board, limits, on_info)
@@ -212,6 +219,11 @@ class Player:
         away; None otherwise."""
         if why.reason is not Reason.MISSING_TABLE:
             return None
+        return self._best_by_wdl(board, searchmoves)
+
+    def _best_by_wdl(self, board: chess.Board, searchmoves: list[chess.Move] | None) -> list[chess.Move] | None:
+        """The moves (of ``searchmoves``, if given) whose result under WDL alone is best (a mate first, then the
+        child's WDL); None where a WDL table is missing too."""
         values: dict[chess.Move, int] = {}
         try:
             self.prober.probe_wdl(board)  # the WDL table is there (only its DTZ is missing)
@@ -262,11 +274,11 @@ class Player:
                         depth=result.depth, seldepth=result.seldepth, nodes=result.nodes, tbhits=result.tbhits,
                         time_ms=result.time_ms, lines=result.lines, bound=result.bound)
 
-    def _from_tables(self, board: chess.Board, choice: Choice, limits: Limits, due: float | None) -> Decision:
-        """The chooser's move; ``due`` bounds the optional mate search and PV extension."""
-        candidates = choice.best_class_moves()
-        if limits.searchmoves:
-            candidates = self._restricted(board, limits.searchmoves) or candidates
+    def _from_tables(self, board: chess.Board, choice: Choice, restricted: list[RankedMove], limits: Limits,
+                     due: float | None) -> Decision:
+        """The chooser's move, or the best of ``restricted`` (the listed moves' best class, if any); ``due`` bounds
+        the optional mate search and PV extension."""
+        candidates = restricted or choice.best_class_moves()
         best = candidates[0]
         score = class_score(best)
         nodes = 0
@@ -313,13 +325,14 @@ class Player:
                 found.append(ranked)
         return found
 
-    def _restricted(self, board: chess.Board, searchmoves: list[chess.Move]) -> list[RankedMove]:
-        """The best-class moves among ``searchmoves`` (UCI ``go searchmoves``), each ranked exactly."""
+    def _restricted(self, board: chess.Board, searchmoves: list[chess.Move]) -> list[RankedMove] | None:
+        """The best-class moves among ``searchmoves`` (UCI ``go searchmoves``), each ranked exactly; [] when none
+        is legal, None when the tables cannot rank one of them (a DTZ table missing)."""
         try:
             ranked = sorted((rank_move(board, m, self.prober, rule50=self.options.rule50)
                              for m in dict.fromkeys(searchmoves) if board.is_legal(m)), key=RankedMove.sort_key)
         except NotCoveredError:
-            return []
+            return None
         return [m for m in ranked if m.cls == ranked[0].cls] if ranked else []
 
     def _search_among(self, board: chess.Board, candidates: list, limits: Limits,

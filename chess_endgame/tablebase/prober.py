@@ -352,6 +352,7 @@ class Prober(ProberBase):
             return NotCoveredError(NotCovered(
                 Reason.INVALID_POSITION, "invalid position: the side not to move is in check"))
         if isinstance(exc, chess.syzygy.MissingTableError):
+            name = chess.syzygy.normalize_tablename(name)  # the file's name: the stronger side first
             kind = "WDL" if " wdl " in text else "DTZ"
             ext = ".rtbw" if kind == "WDL" else ".rtbz"
             return NotCoveredError(NotCovered(
