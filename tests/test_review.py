@@ -208,6 +208,13 @@ def test_beyond_the_tables_search_judges_and_the_entry_is_reported(prober: Probe
     entry = into_tables.entered
     assert entry is not None and (entry.ply, entry.material, entry.turn, entry.cls, entry.result) == \
         (1, "KRPvKR", "black", "WIN", "0-1")
+    # A game that ends mated (or stalemated) within the tables' reach enters them there: the rules' verdict.
+    mated = reviewer.review(game_from("k7/1Q6/1K6/8/8/8/8/8 b - - 0 1", []))
+    assert mated.entered is not None and (mated.entered.ply, mated.entered.material, mated.entered.cls,
+                                          mated.entered.result) == (0, "KQvK", "LOSS", "1-0")
+    stalemated = reviewer.review(game_from("k7/2K5/1Q6/8/8/8/8/8 b - - 0 1", []))
+    assert stalemated.entered is not None and (stalemated.entered.cls, stalemated.entered.result) == \
+        ("DRAW", "1/2-1/2")
     assert [m.source for m in into_tables.moves] == ["search", "tablebase", "tablebase"]
 
 

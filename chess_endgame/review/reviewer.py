@@ -24,7 +24,7 @@ import chess.engine
 import chess.pgn
 import chess.syzygy
 
-from chess_endgame.chooser import Choice, game_result, rank_move
+from chess_endgame.chooser import Choice, MoveClass, game_result, rank_move
 from chess_endgame.engine.player import Decision, Player, PlayerOptions
 from chess_endgame.engine.result import Limits
 from chess_endgame.pgn import game_problem
@@ -183,6 +183,12 @@ class Reviewer:
             review.moves.append(entry)
         if review.entered is None and here.choice is not None:
             review.entered = self._entry(board, here, len(review.moves))
+        if review.entered is None and here.decision is None and self.prober.covers(board) is None:
+            # The game ends mated or stalemated within the tables' reach: the tables' verdict is the rules'.
+            cls = MoveClass.LOSS if board.is_checkmate() else MoveClass.DRAW
+            review.entered = TableEntry(len(review.moves), chess.syzygy.calc_key(board),
+                                        "white" if board.turn == chess.WHITE else "black", cls.name,
+                                        game_result(cls, board.turn))
         review.seconds = time.monotonic() - start
         return review
 
