@@ -154,8 +154,9 @@ def review(pgn_file: str, movetime: int | None, nodes: int | None, depth: int | 
     reviews = [r for r in batch.results if isinstance(r, GameReview)]
     skipped += [r for r in batch.results if isinstance(r, Skipped)]
     seconds = time.monotonic() - start
-    # Stopped before a game was done: an existing output file is left as it was, not emptied.
-    keep = bool(reviews) or not batch.interrupted
+    # Stopped (Ctrl-C, or the batch failing as it started) before a game was done: an existing output file is left
+    # as it was, not emptied.
+    keep = bool(reviews) or not (batch.interrupted or batch.error is not None)
     if pgn_out is not None and keep:
         with open_output(pgn_out) as f:
             for game in reviews:
@@ -164,11 +165,11 @@ def review(pgn_file: str, movetime: int | None, nodes: int | None, depth: int | 
         for game in reviews:
             with open_output(os.path.join(svg_dir, f"game-{game.number}.svg")) as f:
                 f.write(curve_svg(game))
-    if as_json:
+    if as_json and (keep or batch.interrupted):
         used = spec.options.limits()  # the default budget when none was given
         meta = {"file": pgn_file, "games": in_file, "reviewed": len(reviews), "skipped": len(skipped),
                 "interrupted": batch.interrupted,
-                "limits": {"movetime": used.movetime, "nodes": used.nodes, "depth": used.depth}, "jobs": jobs,
+                "limits": {"movetime": used.movetime, "nodes": used.nodes, "depth": used.depth}, "jobs": backend.slots,
                 **({"cluster": {"address": cluster, "actors": backend.slots}} if cluster else {}),
                 "retried": [{"number": games[i].number, "why": why} for i, why in sorted(batch.retried.items())],
                 "seconds": round(seconds, 2)}

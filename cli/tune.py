@@ -49,19 +49,29 @@ def _figure(value: float, spec: str, unit: str = "") -> str:
 
 
 @contextlib.contextmanager
-def _keeping(bar: tqdm, write: Callable[[], None], done: Callable[[], str]) -> Iterator[None]:
-    """Run a labelling step; when a worker fails or Ctrl-C stops it, write what it found, then say so (the
-    error in one line; ``done()`` for Ctrl-C, exit 130)."""
+def _keeping(bar: tqdm, write: Callable[[], None], done: Callable[[], str], found: Callable[[], int]) -> Iterator[None]:
+    """Run a labelling step; when a worker fails or Ctrl-C stops it, write what it found (where ``found()`` says it
+    found anything: an existing file is not emptied), then say so (the error in one line; ``done()`` for Ctrl-C,
+    exit 130)."""
     try:
         yield
     except BackendError as exc:
         bar.close()
-        write()
+        if found():
+            write()
         fail(str(exc))
     except KeyboardInterrupt:
         bar.close()
-        write()
+        if found():
+            write()
         interrupted(done())
+
+
+def _kept(labels_out: str | None, found: int, what: str) -> str:
+    """How a stopped labelling step left ``--labels-out``."""
+    if labels_out and found:
+        return f"{what} written to {labels_out}"
+    return f"nothing was written{f'; {labels_out} was left as it was' if labels_out else ''}"
 
 
 def _write_labels(played: labels.LabelSet, labels_out: str | None, header: str) -> None:
@@ -113,9 +123,11 @@ def _play(prober: Prober, start: Weights, games: int, nodes: int, per_game: int,
         def lost(number: int, why: str) -> None:
             click.echo(f"chess-endgame: self-play game {number}: {why}", err=True)
 
-        with _keeping(bar, write, lambda: f"{played.finished_games + played.unfinished} of {games} self-play games "
-                      "played; " + (f"their labels are written to {labels_out}" if labels_out else
-                                    "nothing was written")):
+        def found() -> int:
+            return played.finished_games + played.unfinished
+
+        with _keeping(bar, write, lambda: f"{found()} of {games} self-play games played; "
+                      + _kept(labels_out, found(), "their labels are"), found):
             labels.selfplay_labels(prober, start, games, nodes=nodes, seed=seed, per_game=per_game,
                                      min_pieces=pieces[0], max_pieces=pieces[1], score_nodes=score_nodes,
                                      backend=backend, into=played, progress=progress, lost=lost)
@@ -136,8 +148,11 @@ def _score(prober: Prober, start: Weights, played: labels.LabelSet, score_nodes:
                       f"searches, weights: {start.source}")
 
     with _bar(missing, "scoring", "position") as bar:
-        with _keeping(bar, write, lambda: f"{missing - len(played.unscored)} of {missing} positions scored; "
-                      + (f"the labels are written to {labels_out}" if labels_out else "nothing was written")):
+        def found() -> int:
+            return missing - len(played.unscored)
+
+        with _keeping(bar, write, lambda: f"{found()} of {missing} positions scored; "
+                      + _kept(labels_out, found(), "the labels are"), found):
             labels.score_positions(prober, start, played, score_nodes, backend=backend, progress=bar.update)
     write()
     say(f"scored {missing} positions by {score_nodes}-node searches"

@@ -436,3 +436,22 @@ def test_reviewing_the_review_again_changes_nothing_and_lines_are_not_doubled(sy
     assert text.count("Qf8#") == 2 and "( 1. Qf8# { my note } ) *" in text  # the comment's, and the variation
     assert run("review", str(first), "--output", str(second))[0] == 0
     assert second.read_text() == text
+
+
+def test_a_review_that_fails_as_it_starts_leaves_the_output_as_it_was(tmp_path: Path,
+                                                                     monkeypatch: pytest.MonkeyPatch) -> None:
+    """A cluster node without the tables stops the batch before any game is reviewed: one line, exit 2, and an
+    existing --output file keeps what it held (it was emptied)."""
+    import chess_endgame_cli.review as front
+    from chess_endgame.batch.protocol import BackendError, BatchResult
+
+    def failing(games: object, spec: object, backend: object = None, on_result: object = None) -> BatchResult:
+        return BatchResult(error=BackendError("on node 10.0.0.7 (worker-3): the tables are missing"))
+
+    monkeypatch.setattr(front, "review_games", failing)
+    kept = tmp_path / "keep.pgn"
+    kept.write_text('[Event "an earlier review"]\n\n*\n')
+    code, out, err = run("review", str(Path(__file__).parent / "data" / "cluster-review.pgn"), "--nodes", "100",
+                         "--output", str(kept))
+    assert code == 2 and out == "" and kept.read_text() == '[Event "an earlier review"]\n\n*\n'
+    assert err.splitlines() == ["chess-endgame: error: on node 10.0.0.7 (worker-3): the tables are missing"]

@@ -267,6 +267,31 @@ def test_scores_blend_with_results_by_their_share() -> None:
     assert np.isnan(both.score[3:]).all() and both.take(np.array([0, 2])).score.tolist() == [0.0, 400.0]
 
 
+@pytest.mark.parametrize("stop", ["backend", "ctrl-c"])
+def test_selfplay_stopped_before_any_game_leaves_the_labels_file_as_it_was(syzygy_path: str, tmp_path: Path,
+                                                                          monkeypatch: pytest.MonkeyPatch,
+                                                                          stop: str) -> None:
+    """A cluster node without the tables (the batch fails as it starts), or Ctrl-C, before any game is played:
+    --labels-out keeps what it held (it was emptied to a header)."""
+    from chess_endgame.batch.protocol import BackendError
+
+    def stopped(*args: object, **kwargs: object) -> None:
+        raise BackendError("on node 10.0.0.7 (worker-3): the tables are missing") if stop == "backend" \
+            else KeyboardInterrupt
+
+    monkeypatch.setattr(labels, "selfplay_labels", stopped)
+    kept = tmp_path / "labels.epd"
+    kept.write_text("# labels of an earlier run\n")
+    result = CliRunner().invoke(cli, ["tune", "--per-material", "10", "--selfplay-games", "2", "--labels-out",
+                                      str(kept), "--output", str(tmp_path / "w.json")])
+    assert kept.read_text() == "# labels of an earlier run\n"
+    if stop == "backend":
+        assert result.exit_code == 2 and "on node 10.0.0.7 (worker-3)" in result.stderr
+    else:
+        assert result.exit_code == 130
+        assert f"0 of 2 self-play games played; nothing was written; {kept} was left as it was" in result.stderr
+
+
 def test_label_files_keep_scores(selfplay_run: labels.LabelSet, tmp_path: Path) -> None:
     run = labels.LabelSet()
     for i, board in enumerate(selfplay_run.boards[:3]):
