@@ -169,7 +169,8 @@ def review(pgn_file: str, movetime: int | None, nodes: int | None, depth: int | 
         used = spec.options.limits()  # the default budget when none was given
         meta = {"file": pgn_file, "games": in_file, "reviewed": len(reviews), "skipped": len(skipped),
                 "interrupted": batch.interrupted,
-                "limits": {"movetime": used.movetime, "nodes": used.nodes, "depth": used.depth}, "jobs": backend.slots,
+                "limits": {"movetime": used.movetime, "nodes": used.nodes, "depth": used.depth},
+                "jobs": min(backend.slots, len(games)),
                 **({"cluster": {"address": cluster, "actors": backend.slots}} if cluster else {}),
                 "retried": [{"number": games[i].number, "why": why} for i, why in sorted(batch.retried.items())],
                 "seconds": round(seconds, 2)}

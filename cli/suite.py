@@ -197,7 +197,8 @@ def suite(files: tuple[str, ...], movetime: int | None, depth: int | None, nodes
         _print_summary(summarize(outcome.results), len(items), err=err)
         _print_failed(outcome.results, items, err=err)
     meta = {"files": list(files), "engine": engine_command or "chess-endgame", "limits":
-            {"movetime": movetime, "depth": depth, "nodes": nodes}, "jobs": backend.slots, "positions": len(items),
+            {"movetime": movetime, "depth": depth, "nodes": nodes},
+            "jobs": min(backend.slots, len(items)), "positions": len(items),
             "interrupted": outcome.interrupted}
     if cluster:
         meta["cluster"] = {"address": cluster, "actors": backend.slots}

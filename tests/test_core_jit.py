@@ -4,6 +4,7 @@ reassociated sum."""
 from __future__ import annotations
 
 import importlib
+import os
 
 import chess
 import numpy as np
@@ -114,24 +115,37 @@ def test_the_reassociated_weighted_sum_is_the_dot_product() -> None:
     assert features.weighted_sum(row, garbage, maps, mg, eg) == pytest.approx(expected, rel=1e-12, abs=1e-9)
 
 
-def test_a_cache_that_cannot_be_saved_leaves_the_code_running(tmp_path, monkeypatch, capsys) -> None:
-    """A full disk under the cache: the function compiles and runs uncached, and one line says so."""
+@pytest.mark.parametrize("fault", ["full disk", "read-only since", "no locks"])
+def test_a_cache_that_cannot_be_saved_leaves_the_code_running(tmp_path, monkeypatch, capsys, fault: str) -> None:
+    """A cache directory that takes no save once numba has chosen it (full, made read-only, refusing the lock):
+    the function compiles and runs uncached, and one line says so."""
     import errno
+    import fcntl
     import sys
 
     from numba.core import caching
 
-    def full(self, name, data):
-        raise OSError(errno.ENOSPC, "No space left on device")
-
-    monkeypatch.setattr(caching.IndexDataCacheFile, "_save_data", full)
-    (tmp_path / "cached_twice.py").write_text("from chess_endgame.engine.core.jit import njit\n\n\n"
-                                              "@njit\ndef twice(x):\n    return 2 * x\n")
+    name = "cached_" + fault.replace(" ", "_").replace("-", "_")
+    (tmp_path / f"{name}.py").write_text("from chess_endgame.engine.core.jit import njit\n\n\n"
+                                         "@njit\ndef twice(x):\n    return 2 * x\n")
     monkeypatch.syspath_prepend(str(tmp_path))
-    module = importlib.import_module("cached_twice")
+    module = importlib.import_module(name)  # decorated: numba has chosen the directory
+
+    def refuse(code: int):
+        def raising(*args, **kwargs):
+            raise OSError(code, os.strerror(code))
+        return raising
+
+    if fault == "full disk":
+        monkeypatch.setattr(caching.IndexDataCacheFile, "_save_data", refuse(errno.ENOSPC))
+    elif fault == "read-only since":
+        monkeypatch.setattr(caching.tempfile, "TemporaryFile", refuse(errno.EROFS))  # numba's check of the directory
+    else:
+        monkeypatch.setattr(fcntl, "flock", refuse(errno.ENOLCK))
     try:
         assert module.twice(21) == 42
     finally:
-        sys.modules.pop("cached_twice", None)
+        sys.modules.pop(name, None)
     err = capsys.readouterr().err
-    assert "numba could not save compiled code in" in err and "No space left on device" in err, err
+    strerror = {"full disk": errno.ENOSPC, "read-only since": errno.EROFS, "no locks": errno.ENOLCK}[fault]
+    assert err.count("numba could not save compiled code in") == 1 and os.strerror(strerror) in err, err

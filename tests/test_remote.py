@@ -135,6 +135,10 @@ def test_a_missing_local_table_costs_one_request(server: str, prober: Prober, sy
         decision = player.decide(board, Limits(depth=1))
         assert decision.source == "tablebase" and decision.cls is not None and decision.cls.winning
         assert player.remote.remote_stats.requests == 1  # the root's answer holds both promotions'
+        # go searchmoves: the listed moves are ranked by what ranked the root (the server for the promotions).
+        listed = [chess.Move.from_uci("e7e8q"), chess.Move.from_uci("a1b1")]
+        decision = player.decide(board, Limits(depth=1, searchmoves=listed))
+        assert decision.source == "tablebase" and decision.move in listed and decision.cls.winning
         player.set_remote(None)
 
 

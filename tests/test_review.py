@@ -215,6 +215,9 @@ def test_beyond_the_tables_search_judges_and_the_entry_is_reported(prober: Probe
     stalemated = reviewer.review(game_from("k7/2K5/1Q6/8/8/8/8/8 b - - 0 1", []))
     assert stalemated.entered is not None and (stalemated.entered.cls, stalemated.entered.result) == \
         ("DRAW", "1/2-1/2")
+    dead = reviewer.review(game_from("8/8/8/4k3/8/8/2K5/6N1 w - - 0 1", ["Kd3", "Kd5"]))  # KNvK from the start
+    assert dead.entered is not None and (dead.entered.ply, dead.entered.material, dead.entered.cls) == \
+        (0, "KNvK", "DRAW")
     assert [m.source for m in into_tables.moves] == ["search", "tablebase", "tablebase"]
 
 

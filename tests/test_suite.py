@@ -116,6 +116,11 @@ def test_jobs_give_the_same_results(syzygy_path: str, tmp_path: Path) -> None:
     a, b = json.loads(one.read_text())["positions"], json.loads(two.read_text())["positions"]
     keep = ("id", "moves", "checks", "tb_correct", "score", "depth", "nodes")
     assert [{k: p[k] for k in keep} for p in a] == [{k: p[k] for k in keep} for p in b]
+    assert json.loads(two.read_text())["meta"]["jobs"] == 2
+    lone = tmp_path / "lone.epd"  # one position: one engine, whatever --jobs says
+    lone.write_text((DATA / "tactics.epd").read_text().splitlines()[0] + "\n")
+    assert run("suite", str(lone), "--depth", "2", "--jobs", "2", "--output", str(two))[0] == 0
+    assert json.loads(two.read_text())["meta"]["jobs"] == 1
 
 
 def test_bad_files_and_options(syzygy_path: str, tmp_path: Path) -> None:

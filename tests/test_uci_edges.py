@@ -136,3 +136,25 @@ def test_a_pondering_move_time_runs_from_ponderhit() -> None:
         assert at - sent >= 0.3, at - sent  # the move time from the hit (it had answered within milliseconds)
     finally:
         pipe.close()
+
+
+def test_a_failure_reading_the_tables_headers_at_start_is_one_info_string(monkeypatch) -> None:
+    """The thread that reads the tables' headers once the warm-up is over: a failure (numba's errors run over
+    several lines) is one info string, and readyok still comes."""
+    import threading
+
+    from chess_endgame.tablebase.prober import Prober
+
+    def failing(self: Prober) -> None:
+        raise RuntimeError("Failed in nopython mode pipeline\nUnknown attribute 'x'")
+
+    monkeypatch.setattr(Prober, "compiled_tables", property(failing))
+    out, warmed = io.StringIO(), threading.Event()
+    engine = UciEngine(out, warmed=warmed)
+    warmed.set()
+    engine.handle("isready")
+    deadline = time.monotonic() + 5
+    while "readyok" not in out.getvalue() and time.monotonic() < deadline:
+        time.sleep(0.01)
+    assert out.getvalue().splitlines() == ["info string reading the tables' headers failed: RuntimeError: Failed in "
+                                           "nopython mode pipeline Unknown attribute 'x'", "readyok"]

@@ -26,7 +26,7 @@ from chess_endgame.engine.result import Info, Limits, SearchResult
 from chess_endgame.engine.search import Searcher, load_compiled
 from chess_endgame.engine.timeman import ranking_deadline
 from chess_endgame.engine.tt import TranspositionTable
-from chess_endgame.tablebase.prober import NotCovered, NotCoveredError, Prober, Reason
+from chess_endgame.tablebase.prober import NotCovered, NotCoveredError, Prober, Reason, TablebaseProber
 from chess_endgame.tablebase.remote import RemoteProber, RootProber
 
 #: UCI score of a tablebase verdict at the root (Stockfish's convention: a win is cp 20000).
@@ -189,19 +189,20 @@ class Player:
                         root_dtz=self.options.root_dtz,
                         deadline=ranking_deadline(start, limits.deadline, limits.clock_deadline))
         notes: list[str] = []
+        ranker: TablebaseProber = self.prober  # what ranked the root: the local tables, or they and the server
         if isinstance(choice, NotCovered) and self.remote is not None:
-            choice = self._remote_choice(board, limits, start, choice, notes)
+            choice, ranker = self._remote_choice(board, limits, start, choice, notes)
         # Only listed moves (go searchmoves): each ranked exactly; None where the tables cannot rank one of them.
         restricted: list[RankedMove] | None = []
         if isinstance(choice, Choice) and choice.moves and limits.searchmoves:
-            restricted = self._restricted(board, limits.searchmoves)
+            restricted = self._restricted(board, limits.searchmoves, ranker)
         if isinstance(choice, Choice) and choice.moves and restricted is not None:
             decision = self._from_tables(board, choice, restricted, limits, _deadline(limits, start, soft=True))
         else:
             if isinstance(choice, NotCovered):
                 best_wdl = self._wdl_moves(board, choice, limits.searchmoves)
             else:  # a listed move the tables cannot rank (its DTZ table missing): the search picks among them
-                best_wdl = self._best_by_wdl(board, limits.searchmoves) if restricted is None else None
+                best_wdl = self._best_by_wdl(board, limits.searchmoves, ranker) if restricted is None else None
             if best_wdl:  # Stockfish's root_probe_wdl: without DTZ the search keeps to the moves of the best WDL
                 limits = dataclasses.replace(limits, searchmoves=best_wdl)
             result = self.searcher.search(board, limits, on_info)
@@ -219,20 +220,22 @@ class Player:
         away; None otherwise."""
         if why.reason is not Reason.MISSING_TABLE:
             return None
-        return self._best_by_wdl(board, searchmoves)
+        return self._best_by_wdl(board, searchmoves, self.prober)
 
-    def _best_by_wdl(self, board: chess.Board, searchmoves: list[chess.Move] | None) -> list[chess.Move] | None:
+    @staticmethod
+    def _best_by_wdl(board: chess.Board, searchmoves: list[chess.Move] | None,
+                     prober: TablebaseProber) -> list[chess.Move] | None:
         """The moves (of ``searchmoves``, if given) whose result under WDL alone is best (a mate first, then the
-        child's WDL); None where a WDL table is missing too."""
+        child's WDL), by ``prober``; None where a WDL table is missing too."""
         values: dict[chess.Move, int] = {}
         try:
-            self.prober.probe_wdl(board)  # the WDL table is there (only its DTZ is missing)
+            prober.probe_wdl(board)  # the WDL table is there (only its DTZ is missing)
             for move in searchmoves or board.legal_moves:
                 if not board.is_legal(move):
                     continue
                 board.push(move)
                 try:
-                    values[move] = 3 if board.is_checkmate() else -self.prober.probe_wdl(board)
+                    values[move] = 3 if board.is_checkmate() else -prober.probe_wdl(board)
                 finally:
                     board.pop()
         except NotCoveredError:
@@ -241,13 +244,14 @@ class Player:
         return [m for m, v in values.items() if v == best] if best is not None else None
 
     def _remote_choice(self, board: chess.Board, limits: Limits, start: float, local: NotCovered,
-                       notes: list[str]) -> Choice | NotCovered:
+                       notes: list[str]) -> tuple[Choice | NotCovered, TablebaseProber]:
         """The chooser on the remote server (local tables where they answer), when the clock allows
-        the round trip; else, or when the server fails, ``local`` and a note saying why."""
+        the round trip, and the prober that ranked it; else, or when the server fails, ``local`` and a note saying
+        why."""
         remote = self.remote
         assert remote is not None
         if remote.covers(board) is not None:
-            return local  # beyond the server too (more pieces, castling): nothing to say
+            return local, self.prober  # beyond the server too (more pieces, castling): nothing to say
         now = time.monotonic()
         due = _deadline(limits, start)
         clock_left = None if limits.clock_deadline is None else limits.clock_deadline - now
@@ -258,16 +262,16 @@ class Player:
             remote.lookup(board, timeout)
         except NotCoveredError as exc:
             notes.append(f"remote tablebase {remote.url}: {exc.answer.message}; the searcher plays this move")
-            return local
+            return local, self.prober
         choice = choose(board, root, rule50=self.options.rule50, full=self.options.multipv > 1,  # type: ignore[arg-type]
                         root_dtz=self.options.root_dtz)
         if isinstance(choice, Choice):
             how = "its answer" if remote.remote_stats.requests > asked else "its cached answer"
             notes.append(f"remote tablebase {remote.url}: the root ranked from {how}")
-            return choice
+            return choice, root  # type: ignore[return-value]
         if root.used_remote:
             notes.append(f"remote tablebase {remote.url}: {choice.message}; the searcher plays this move")
-        return local
+        return local, self.prober
 
     def _from_search(self, result: SearchResult) -> Decision:
         return Decision(result.best_move, "search", result.score, result.pv, result.ponder_move,
@@ -325,11 +329,12 @@ class Player:
                 found.append(ranked)
         return found
 
-    def _restricted(self, board: chess.Board, searchmoves: list[chess.Move]) -> list[RankedMove] | None:
-        """The best-class moves among ``searchmoves`` (UCI ``go searchmoves``), each ranked exactly; [] when none
-        is legal, None when the tables cannot rank one of them (a DTZ table missing)."""
+    def _restricted(self, board: chess.Board, searchmoves: list[chess.Move],
+                    prober: TablebaseProber) -> list[RankedMove] | None:
+        """The best-class moves among ``searchmoves`` (UCI ``go searchmoves``), each ranked exactly by ``prober``; []
+        when none is legal, None when the tables cannot rank one of them (a DTZ table missing)."""
         try:
-            ranked = sorted((rank_move(board, m, self.prober, rule50=self.options.rule50)
+            ranked = sorted((rank_move(board, m, prober, rule50=self.options.rule50)
                              for m in dict.fromkeys(searchmoves) if board.is_legal(m)), key=RankedMove.sort_key)
         except NotCoveredError:
             return None

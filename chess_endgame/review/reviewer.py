@@ -170,7 +170,7 @@ class Reviewer:
         for ply, move in enumerate(game.mainline_moves(), 1):
             if move not in board.legal_moves:
                 raise ValueError(f"illegal move {move.uci()} at ply {ply}")
-            if review.entered is None and here.choice is not None:
+            if review.entered is None:
                 review.entered = self._entry(board, here, ply - 1)
             entry = MoveReview(ply, board.fullmove_number, "white" if board.turn == chess.WHITE else "black",
                                move.uci(), board.san(move), "search")
@@ -181,14 +181,8 @@ class Reviewer:
             board.push(move)
             entry.eval, here = after.score, after
             review.moves.append(entry)
-        if review.entered is None and here.choice is not None:
+        if review.entered is None:
             review.entered = self._entry(board, here, len(review.moves))
-        if review.entered is None and here.decision is None and self.prober.covers(board) is None:
-            # The game ends mated or stalemated within the tables' reach: the tables' verdict is the rules'.
-            cls = MoveClass.LOSS if board.is_checkmate() else MoveClass.DRAW
-            review.entered = TableEntry(len(review.moves), chess.syzygy.calc_key(board),
-                                        "white" if board.turn == chess.WHITE else "black", cls.name,
-                                        game_result(cls, board.turn))
         review.seconds = time.monotonic() - start
         return review
 
@@ -202,8 +196,15 @@ class Reviewer:
         decision = self.player.decide(board, self.options.limits())
         return _Position(pov(decision.score, board.turn), decision)
 
-    def _entry(self, board: chess.Board, here: _Position, ply: int) -> TableEntry:
-        cls = here.choice.result  # type: ignore[union-attr]
+    def _entry(self, board: chess.Board, here: _Position, ply: int) -> TableEntry | None:
+        """``board`` as the game's entry into the tables, when it is one: ranked by them, or mated, stalemated or
+        dead within their reach (the rules' verdict is theirs); else None."""
+        if here.choice is not None:
+            cls = here.choice.result
+        elif here.decision is None and self.prober.covers(board) is None:
+            cls = MoveClass.LOSS if board.is_checkmate() else MoveClass.DRAW
+        else:
+            return None
         return TableEntry(ply, chess.syzygy.calc_key(board), "white" if board.turn == chess.WHITE else "black",
                           cls.name, game_result(cls, board.turn))
 

@@ -199,7 +199,7 @@ class UciEngine:
             try:
                 _ = self.player.prober.compiled_tables
             except Exception as exc:  # noqa: BLE001 - the first search reads them again and reports its own failure
-                self.send(f"info string reading the tables' headers failed: {type(exc).__name__}: {exc}")
+                self.info_string(f"reading the tables' headers failed: {type(exc).__name__}: {exc}")
             finally:
                 ready.set()
 

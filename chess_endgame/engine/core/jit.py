@@ -102,28 +102,30 @@ def _stale_index_is_empty() -> None:
 
 
 def _saves_may_fail() -> None:
-    """Make a cache save that fails (a full disk, a quota, a directory made read-only since numba chose it) leave
-    the function compiled and uncached, with one line on stderr, instead of failing the compile that made it."""
+    """Make a cache save that fails (a full disk, a quota, a directory made read-only since numba chose it, a lock
+    the file system refuses) leave the function compiled and uncached, with one line on stderr, instead of failing
+    the compile that made it: the whole of numba's save (its check of the directory, the lock below, the files)."""
     from numba.core import caching
 
-    cache_file = getattr(caching, "IndexDataCacheFile", None)
-    save = getattr(cache_file, "save", None)
+    cache = getattr(caching, "Cache", None)
+    save = getattr(cache, "save_overload", None)
     if save is None:  # another numba's layout: its own behaviour stands
         return
-    told = []
+    told: set[str] = set()  # once a directory
 
-    def save_or_say(self, key, data):
+    def save_or_say(self, sig, data):
         try:
-            return save(self, key, data)
+            return save(self, sig, data)
         except OSError as exc:
-            if not told:
-                told.append(True)
-                sys.stderr.write(f"chess-endgame: numba could not save compiled code in {self._cache_path} "
+            where = getattr(self, "_cache_path", "numba's cache directory")
+            if where not in told:
+                told.add(where)
+                sys.stderr.write(f"chess-endgame: numba could not save compiled code in {where} "
                                  f"({exc.strerror or exc}); running it uncached, compiled again at the next start "
                                  f"(free space there, or set NUMBA_CACHE_DIR to another directory)\n")
             return None
 
-    cache_file.save = save_or_say
+    cache.save_overload = save_or_say
 
 
 def _saves_take_turns() -> bool:
