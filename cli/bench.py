@@ -278,8 +278,12 @@ def threads(threads: int, movetime: int, tables: bool, positions: int, seed: int
     the mate), without tables; with it,
     random six-piece positions probed in the tree, and how many probes called into Python from the main
     thread and from the helpers (each call takes the GIL)."""
+    from chess_endgame.engine.smp import usable_cores
     from chess_endgame.tablebase.prober import Prober
 
+    if threads > usable_cores():
+        fail(f"--threads {threads}: this process may use {usable_cores()} cores, and a search starts no more threads "
+             "than that")
     prober = Prober(_tables(syzygy_path, 5), backend=backend) if tables else None
     rows: list[ThreadsRow] = []
     stopped = False

@@ -110,3 +110,13 @@ def test_bench_convert_names_the_materials_it_played(syzygy_path: str) -> None:
     assert code == 0, err
     assert out.splitlines()[0] == "2 won positions (seed 1) of KQPvK, KRPvK"  # the first two, round robin
     assert [line.split()[-2] for line in out.splitlines()[2:4]] == ["2/2", "2/2"]  # both converted, both modes
+
+
+def test_bench_threads_wants_no_more_threads_than_cores(monkeypatch: pytest.MonkeyPatch) -> None:
+    from chess_endgame.engine import smp
+
+    monkeypatch.setattr(smp, "usable_cores", lambda: 2)
+    code, out, err = run("bench", "threads", "--threads", "3", "--movetime", "10")
+    assert code == 2 and out == ""
+    assert err == "chess-endgame: error: --threads 3: this process may use 2 cores, and a search starts no more " \
+        "threads than that\n"

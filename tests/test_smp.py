@@ -9,6 +9,7 @@ import chess
 import numpy as np
 import pytest
 
+from chess_endgame.engine import search, smp
 from chess_endgame.engine.core.bits import U64
 from chess_endgame.engine.core.position import PLY
 from chess_endgame.engine.core.treestate import AGE, DRAW_WHITE, NODES, RULE50, TB_CALLS, tb_wdl
@@ -46,8 +47,14 @@ def test_the_node_budget_hands_out_exactly_its_nodes_across_threads() -> None:
     assert sum(taken) == 10_000 - 4 and budget.take(5) == 0
 
 
+@pytest.fixture
+def many_cores(monkeypatch: pytest.MonkeyPatch) -> None:
+    """As on a machine of 64 cores, so that a test's threads all start whatever this machine has."""
+    monkeypatch.setattr(search, "usable_cores", lambda: 64)
+
+
 @pytest.mark.parametrize("threads, nodes", [(2, 5000), (2, 150_000), (3, 150_000)])
-def test_a_node_limit_is_exact_across_threads(threads: int, nodes: int) -> None:
+def test_a_node_limit_is_exact_across_threads(threads: int, nodes: int, many_cores: None) -> None:
     searcher = Searcher(threads=threads)
     result = searcher.search(chess.Board(ROOK_ENDING), Limits(nodes=nodes))
     assert result.nodes == nodes
@@ -56,7 +63,19 @@ def test_a_node_limit_is_exact_across_threads(threads: int, nodes: int) -> None:
     assert int(searcher._tree.counters[NODES]) + sum(helpers) == nodes
 
 
-def test_a_small_node_limit_is_searched_by_the_main_thread_alone() -> None:
+def test_no_more_threads_than_cores(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Threads 64 on two cores: one helper beside the main thread (64 had made a 100 ms search take 5 s)."""
+    monkeypatch.setattr(search, "usable_cores", lambda: 2)
+    searcher = Searcher(threads=64)
+    result = searcher.search(chess.Board(ROOK_ENDING), Limits(nodes=200_000))
+    assert result.nodes == 200_000 and len(searcher._active) == 1
+    monkeypatch.setattr(search, "usable_cores", lambda: 1)
+    searcher.search(chess.Board(ROOK_ENDING), Limits(nodes=200_000))
+    assert searcher._active == []
+    assert smp.usable_cores() >= 1
+
+
+def test_a_small_node_limit_is_searched_by_the_main_thread_alone(many_cores: None) -> None:
     searcher = Searcher(threads=4)
     result = searcher.search(chess.Board(ROOK_ENDING), Limits(nodes=3000))
     assert result.nodes == 3000 and searcher._active == []
@@ -72,7 +91,7 @@ def test_two_threads_find_what_one_finds_and_end_together() -> None:
     assert searcher._active and all(helper._thread is None and helper.nodes > 0 for helper in searcher._active)
 
 
-def test_stop_ends_every_thread_promptly() -> None:
+def test_stop_ends_every_thread_promptly(many_cores: None) -> None:
     limits = Limits(infinite=True)
     searcher = Searcher(threads=3)
     before = threading.active_count()

@@ -40,7 +40,7 @@ from chess_endgame.engine.core.treestate import INF, MATE, MATE_BOUND, MAX_PLY, 
 from chess_endgame.engine.evaluation import Evaluator
 from chess_endgame.engine.interrupt import sigint_deferred
 from chess_endgame.engine.result import Info, Limits, SearchResult, decode, encode, score_of
-from chess_endgame.engine.smp import Helper, NodeBudget
+from chess_endgame.engine.smp import Helper, NodeBudget, usable_cores
 from chess_endgame.engine.timeman import Stretch
 from chess_endgame.engine.tt import TranspositionTable
 from chess_endgame.tablebase.prober import NotCoveredError, Prober
@@ -348,19 +348,22 @@ class Searcher:
         return sum(helper.probe_calls for helper in self._active)
 
     def _start_helpers(self, board: chess.Board, root_moves: list[int]) -> None:
-        """Start ``threads - 1`` helpers on this root (none for a single move, or for a node limit under 1000
-        nodes a thread); with a node limit, all threads draw from one budget."""
+        """Start ``threads - 1`` helpers on this root, at most one a core beside the main thread (each helper is a
+        Python thread that takes the GIL to check its clock: past the cores, 64 threads made a 100 ms search
+        take 5 s and its ``stop`` seconds); none for a single move, or for a node limit under 1000 nodes a
+        thread. With a node limit, all threads draw from one budget."""
         limits = self.limits
         self._budget = None
         self._active = []
-        count = self.threads - 1
-        if count < 1 or len(root_moves) < 2 or (limits.nodes is not None and limits.nodes < 1000 * self.threads):
+        threads = min(self.threads, usable_cores())
+        count = threads - 1
+        if count < 1 or len(root_moves) < 2 or (limits.nodes is not None and limits.nodes < 1000 * threads):
             return
         while len(self._helpers) < count:
             self._helpers.append(Helper(len(self._helpers) + 1, self._probe_position))
         del self._helpers[count:]
         if limits.nodes is not None:
-            self._budget = NodeBudget(limits.nodes, self.threads)
+            self._budget = NodeBudget(limits.nodes, threads)
         self._active = self._helpers
         for helper in self._active:
             helper.start(board, self._tree, root_moves, self._budget)

@@ -12,10 +12,14 @@ The main thread reports and decides; helpers neither report nor choose a move.
 The compiled tree runs without the GIL. A helper takes it for two callbacks only: its check (about every
 millisecond, or at each grant of a shared node budget) and a tablebase probe the WDL cache does not answer,
 counted in :attr:`Helper.probe_calls`.
+
+Helpers beyond the machine's cores (:func:`usable_cores`) are not started: they would only take turns at the
+cores and the GIL, and the main thread's clock checks and ``stop`` wait for them.
 """
 
 from __future__ import annotations
 
+import os
 import threading
 from collections.abc import Callable
 
@@ -42,6 +46,14 @@ def skips(index: int, depth: int) -> bool:
     """Whether helper ``index`` (1, 2, ...) leaves out ``depth``."""
     k = (index - 1) % len(SKIP_SIZE)
     return (depth + SKIP_PHASE[k]) // SKIP_SIZE[k] % 2 == 1
+
+
+def usable_cores() -> int:
+    """The cores this process may run on (its CPU affinity where the system says, else the machine's count)."""
+    try:
+        return max(1, len(os.sched_getaffinity(0)))
+    except (AttributeError, OSError):  # not on Linux
+        return max(1, os.cpu_count() or 1)
 
 
 class NodeBudget:
