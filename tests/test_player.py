@@ -5,7 +5,7 @@ from __future__ import annotations
 import chess
 import chess.pgn
 
-from chess_endgame.chooser import MoveClass
+from chess_endgame.chooser import MoveClass, choose
 from chess_endgame.engine.player import Player, PlayerOptions
 from chess_endgame.engine.result import Limits
 from chess_endgame.tablebase.prober import Prober
@@ -75,3 +75,16 @@ def test_searchmoves_the_tables_cannot_rank_are_searched_not_left(prober: Prober
     assert player.decide(board, Limits(nodes=2000)).move == chess.Move.from_uci("e6e7")
     decision = player.decide(board, Limits(nodes=2000, searchmoves=listed))
     assert decision.source == "search" and decision.move == chess.Move.from_uci("e1f1"), decision.move
+
+
+def test_go_mate_at_a_table_root_searches_for_the_mate(prober: Prober) -> None:
+    """``go mate N`` (Limits.mate): the search looks for the mate among the tables' best moves, as Stockfish's does,
+    rather than the chooser answering at once with a DTZ move."""
+    board = chess.Board("6k1/8/5K2/8/8/8/P7/7Q w - - 0 1")  # KQPvK: a waiting move, then Qh8#
+    decision = Player(prober).decide(board, Limits(mate=2))
+    assert decision.source == "search" and decision.score.mate() == 2
+    # No mate in 1 here: the search goes on to its other limit, and its move keeps the win.
+    board = chess.Board("8/8/4k3/8/8/3r4/8/Q3K3 w - - 0 1")
+    best = {m.move for m in choose(board, prober).best_class_moves()}
+    decision = Player(prober).decide(board, Limits(mate=1, nodes=20_000))
+    assert decision.source == "search" and decision.nodes >= 20_000 and decision.move in best

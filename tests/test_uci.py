@@ -159,10 +159,12 @@ def test_bad_input_keeps_the_engine_alive(syzygy_path: str) -> None:
         pipe.send("go depth 2")
         _, best = pipe.expect("bestmove")
         assert chess.Move.from_uci(best.split()[1]) in chess.Board().legal_moves
-        # A position with no legal move still gets exactly one bestmove.
-        pipe.send("position fen 7k/5Q2/6K1/8/8/8/8/8 b - - 0 1")
-        pipe.send("go depth 3")
-        assert pipe.expect("bestmove")[1] == "bestmove 0000"
+        # A position with no legal move still gets exactly one bestmove, after Stockfish's depth-0 line.
+        for fen, score in (("7k/5Q2/6K1/8/8/8/8/8 b - - 0 1", "cp 0"), ("k7/1Q6/1K6/8/8/8/8/8 b - - 0 1", "mate 0")):
+            pipe.send(f"position fen {fen}")
+            pipe.send("go depth 3")
+            assert pipe.expect("info")[1].startswith(f"info depth 0 seldepth 0 score {score} nodes 0 ")
+            assert pipe.expect("bestmove")[1] == "bestmove 0000"
         assert pipe.proc.poll() is None
     finally:
         assert pipe.close() == 0
@@ -548,6 +550,7 @@ def test_a_stop_that_races_the_end_of_a_search_loses_nothing() -> None:
 @pytest.mark.parametrize(("fen", "certain"), [
     ("8/5pk1/6p1/8/3R4/6P1/5PK1/4r3 w - - 0 1", False),   # a searched score: the Stockfish model, draws too
     ("6k1/5ppp/8/8/8/8/5PPP/R5K1 w - - 0 40", True),      # mate in one: certain
+    ("7k/8/5K2/8/8/8/8/R7 w - - 97 80", True),  # the tables' MAYBE_WIN (clock 97), but the mate in two is proved
 ])
 def test_show_wdl_follows_python_chess_model(fen: str, certain: bool) -> None:
     """UCI_ShowWDL: every scored info line carries wdl W D L (permille, summing to 1000). A mate is certain;

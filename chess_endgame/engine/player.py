@@ -196,7 +196,13 @@ class Player:
         restricted: list[RankedMove] | None = []
         if isinstance(choice, Choice) and choice.moves and limits.searchmoves:
             restricted = self._restricted(board, limits.searchmoves, ranker)
-        if isinstance(choice, Choice) and choice.moves and restricted is not None:
+        if isinstance(choice, Choice) and choice.moves and restricted is not None and limits.mate is not None:
+            # go mate N: the search looks for the mate (until it finds one in N or less, or its other limits or stop
+            # end it, as Stockfish's does), among the moves of the tables' best class, so the result stays theirs.
+            among = [m.move for m in restricted or choice.best_class_moves()]
+            decision = self._from_search(self.searcher.search(board, dataclasses.replace(limits, searchmoves=among),
+                                                              on_info))
+        elif isinstance(choice, Choice) and choice.moves and restricted is not None:
             decision = self._from_tables(board, choice, restricted, limits, _deadline(limits, start, soft=True))
         else:
             if isinstance(choice, NotCovered):

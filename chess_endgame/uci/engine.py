@@ -440,10 +440,14 @@ class UciEngine:
                              wdl=class_wdl(entry.worst, rule50))
                         for rank, entry in enumerate(ranked, 1)]
             assert decision.cls is not None and decision.score is not None
+            # A mate the search proved among the tables' moves is certain, whatever the class says of the clock.
+            certain = wdl(decision.score, self._search_ply) if decision.score.is_mate() else None
             return [Info(1, len(decision.pv), decision.score, decision.nodes, nps, decision.tbhits, hashfull,
-                         decision.time_ms, decision.pv, wdl=class_wdl(decision.cls, rule50))]
-        if decision.move is None:
-            return []
+                         decision.time_ms, decision.pv, wdl=certain or class_wdl(decision.cls, rule50))]
+        if decision.move is None:  # mated or stalemated: Stockfish's "info depth 0 score mate 0" (cp 0), no pv
+            over = None if decision.score is None or decision.score.is_mate() else chess.engine.Wdl(0, 1000, 0)
+            return [] if decision.score is None else [Info(0, 0, decision.score, decision.nodes, nps, decision.tbhits,
+                                                           hashfull, decision.time_ms, [], wdl=over)]
         return [Info(max(decision.depth, 1), decision.seldepth, decision.score, decision.nodes, nps,
                      decision.tbhits, hashfull, decision.time_ms, decision.pv, bound=decision.bound)]
 
