@@ -282,6 +282,12 @@ def test_ponder_and_ponderhit(syzygy_path: str) -> None:
         assert not any(line.startswith("bestmove") for line in pipe.drain(0.5))
         pipe.send("ponderhit")
         pipe.expect("bestmove", 5)
+        # go ponder infinite: after ponderhit it is a go infinite, whose bestmove waits for stop (the UCI text).
+        pipe.send("go ponder infinite")
+        pipe.send("ponderhit")
+        assert not any(line.startswith("bestmove") for line in pipe.drain(0.5)), "bestmove before stop"
+        pipe.send("stop")
+        pipe.expect("bestmove", 5)
     finally:
         pipe.close()
 

@@ -42,10 +42,12 @@ class Session:
     """
 
     def __init__(self, limits: Limits, *, pondering: bool, ponder_budget: tuple[float, float, float] | None,
-                 ponder_movetime: int | None = None) -> None:
+                 ponder_movetime: int | None = None, infinite: bool = False) -> None:
         self.limits = limits
         self._lock = threading.Lock()
         self._pondering = pondering
+        #: The go said ``infinite``: after ``ponderhit`` the bestmove still waits for ``stop``.
+        self._infinite = infinite
         #: ms (soft, hard, clock) to apply from ``ponderhit`` on.
         self._ponder_budget = ponder_budget
         #: ms of move time to apply from ``ponderhit`` on.
@@ -74,8 +76,9 @@ class Session:
                 start_clock(limits, self._ponder_budget)
             if self._ponder_movetime is not None:
                 start_movetime(limits, self._ponder_movetime)
-            limits.infinite = False  # from now on the search's own limits (clock, depth, ...) apply
-            self.release.set()
+            if not self._infinite:  # from now on the search's own limits (clock, depth, ...) apply
+                limits.infinite = False
+                self.release.set()
 
     def searching(self) -> bool:
         """The bestmove is not out yet."""
@@ -372,7 +375,8 @@ class UciEngine:
         if self._rejected is not None:
             self.info_string(f"no position to search: the last position command was refused ({self._rejected})")
             # Even so, an infinite or pondering go keeps its bestmove until stop or ponderhit.
-            session = Session(Limits(infinite="infinite" in args), pondering="ponder" in args, ponder_budget=None)
+            session = Session(Limits(infinite="infinite" in args), pondering="ponder" in args, ponder_budget=None,
+                              infinite="infinite" in args)
             session.thread = threading.Thread(target=self._no_move, args=(session,), daemon=True)
             self._session = session
             session.thread.start()
@@ -385,7 +389,7 @@ class UciEngine:
             self.info_string(f"go: {type(exc).__name__}: {exc}; searching {DEFAULT_MOVETIME_MS} ms")
             go = Go(Limits(movetime=DEFAULT_MOVETIME_MS), None, False)
         session = Session(go.limits, pondering=go.ponder, ponder_budget=go.budget_ms if go.ponder else None,
-                          ponder_movetime=go.ponder_movetime_ms)
+                          ponder_movetime=go.ponder_movetime_ms, infinite=go.infinite)
         self._search_ply = self.board.ply()  # UCI_ShowWDL's model reads the game ply
         session.thread = threading.Thread(target=self._think, args=(self.board.copy(), session), daemon=True)
         self._session = session

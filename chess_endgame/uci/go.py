@@ -37,6 +37,9 @@ class Go:
     budget_ms: tuple[float, float, float] | None
     ponder: bool
     ponder_movetime_ms: int | None = None
+    #: The ``go`` said ``infinite`` (a pondering search's ``limits.infinite`` is set whatever it said): after
+    #: ``ponderhit`` it still searches until ``stop``.
+    infinite: bool = False
 
 
 def parse_go(args: list[str], board: chess.Board, *, overhead: int, table_pieces: int,
@@ -118,7 +121,7 @@ def parse_go(args: list[str], board: chess.Board, *, overhead: int, table_pieces
     if ponder:
         limits.infinite = True
         ponder_movetime, limits.movetime = limits.movetime, None
-    return Go(limits, budget_ms, ponder, ponder_movetime)
+    return Go(limits, budget_ms, ponder, ponder_movetime, infinite)
 
 
 def start_clock(limits: Limits, budget_ms: tuple[float, float, float]) -> None:
