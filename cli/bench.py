@@ -282,8 +282,8 @@ def threads(threads: int, movetime: int, tables: bool, positions: int, seed: int
     from chess_endgame.tablebase.prober import Prober
 
     if threads > usable_cores():
-        fail(f"--threads {threads}: this process may use {usable_cores()} cores, and a search starts no more threads "
-             "than that")
+        fail(f"--threads {threads}: this process may use {plural(usable_cores(), 'core')}, and a search starts no "
+             "more threads than that")
     prober = Prober(_tables(syzygy_path, 5), backend=backend) if tables else None
     rows: list[ThreadsRow] = []
     stopped = False

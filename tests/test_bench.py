@@ -40,7 +40,11 @@ def test_bench_commands_print_their_figures(five_pieces: str) -> None:
 
 
 @pytest.mark.slow
-def test_bench_threads_tree_probes_and_serve_print_their_figures(five_pieces: str) -> None:
+def test_bench_threads_tree_probes_and_serve_print_their_figures(five_pieces: str,
+                                                                monkeypatch: pytest.MonkeyPatch) -> None:
+    from chess_endgame.engine import smp
+
+    monkeypatch.setattr(smp, "usable_cores", lambda: 64)  # two threads even where this process has one core
     code, out, err = run("bench", "threads", "--movetime", "60")
     assert code == 0, err
     rows = [line for line in out.splitlines() if line.startswith("endgame")]
@@ -120,3 +124,5 @@ def test_bench_threads_wants_no_more_threads_than_cores(monkeypatch: pytest.Monk
     assert code == 2 and out == ""
     assert err == "chess-endgame: error: --threads 3: this process may use 2 cores, and a search starts no more " \
         "threads than that\n"
+    monkeypatch.setattr(smp, "usable_cores", lambda: 1)
+    assert "this process may use 1 core, and" in run("bench", "threads", "--movetime", "10")[2]

@@ -83,8 +83,14 @@ def test_go_mate_at_a_table_root_searches_for_the_mate(prober: Prober) -> None:
     board = chess.Board("6k1/8/5K2/8/8/8/P7/7Q w - - 0 1")  # KQPvK: a waiting move, then Qh8#
     decision = Player(prober).decide(board, Limits(mate=2))
     assert decision.source == "search" and decision.score.mate() == 2
-    # No mate in 1 here: the search goes on to its other limit, and its move keeps the win.
+    # The mate may be any winning move's, not only those the chooser ranked exactly (a5-a6 zeroes at once).
+    board = chess.Board("8/8/8/P7/7R/4K3/8/6k1 w - - 0 1")
+    assert choose(board, prober).best.move == chess.Move.from_uci("a5a6")
+    decision = Player(prober).decide(board, Limits(mate=2))
+    assert decision.score.mate() == 2 and decision.move == chess.Move.from_uci("e3f3")
+    # No mate in 1 here: the search goes on to its other limit, then the tables' move and verdict stand.
     board = chess.Board("8/8/4k3/8/8/3r4/8/Q3K3 w - - 0 1")
-    best = {m.move for m in choose(board, prober).best_class_moves()}
+    best = {m.move for m in choose(board, prober, full=True).best_class_moves()}
     decision = Player(prober).decide(board, Limits(mate=1, nodes=20_000))
-    assert decision.source == "search" and decision.nodes >= 20_000 and decision.move in best
+    assert decision.source == "tablebase" and decision.nodes >= 20_000 and decision.move in best
+    assert decision.cls == MoveClass.WIN and decision.score.score() == 20000

@@ -72,7 +72,14 @@ def test_no_more_threads_than_cores(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(search, "usable_cores", lambda: 1)
     searcher.search(chess.Board(ROOK_ENDING), Limits(nodes=200_000))
     assert searcher._active == []
-    assert smp.usable_cores() >= 1
+
+
+def test_usable_cores_follow_the_affinity(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(smp.os, "sched_getaffinity", lambda pid: {0}, raising=False)  # taskset -c 0
+    assert smp.usable_cores() == 1
+    monkeypatch.delattr(smp.os, "sched_getaffinity")  # not on Linux: the machine's count
+    monkeypatch.setattr(smp.os, "cpu_count", lambda: 6)
+    assert smp.usable_cores() == 6
 
 
 def test_a_small_node_limit_is_searched_by_the_main_thread_alone(many_cores: None) -> None:
@@ -81,7 +88,7 @@ def test_a_small_node_limit_is_searched_by_the_main_thread_alone(many_cores: Non
     assert result.nodes == 3000 and searcher._active == []
 
 
-def test_two_threads_find_what_one_finds_and_end_together() -> None:
+def test_two_threads_find_what_one_finds_and_end_together(many_cores: None) -> None:
     board = chess.Board("6k1/5ppp/8/8/8/8/5PPP/3R2K1 w - - 0 1")  # Rd8 mates
     result = Searcher(threads=2).search(board, Limits(depth=6))
     assert result.best_move == chess.Move.from_uci("d1d8") and result.score.mate() == 1
@@ -146,7 +153,7 @@ def test_a_half_written_wdl_cache_slot_reads_as_a_miss(prober: Prober) -> None:
 
 
 @pytest.mark.parametrize("backend", ["compiled", "python-chess"])
-def test_helpers_probe_the_tables_and_the_result_holds(syzygy_path: str, backend: str) -> None:
+def test_helpers_probe_the_tables_and_the_result_holds(syzygy_path: str, backend: str, many_cores: None) -> None:
     """Helpers probe the tables from their own trees: the compiled prober without Python, python-chess's
     through the callback (each such call takes the GIL, counted apart)."""
     prober = Prober(syzygy_path, backend=backend)
@@ -184,7 +191,7 @@ def test_uci_threads_option() -> None:
         assert engine.close() == 0
 
 
-def test_threads_search_with_numpy_ints_as_settings() -> None:
+def test_threads_search_with_numpy_ints_as_settings(many_cores: None) -> None:
     """The helpers take the main tree's settings (age, probe depth, rule50, table pieces, draw score)."""
     searcher = Searcher(threads=2, contempt=20)
     searcher.search(chess.Board(ROOK_ENDING), Limits(nodes=20_000))

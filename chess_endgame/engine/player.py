@@ -197,11 +197,7 @@ class Player:
         if isinstance(choice, Choice) and choice.moves and limits.searchmoves:
             restricted = self._restricted(board, limits.searchmoves, ranker)
         if isinstance(choice, Choice) and choice.moves and restricted is not None and limits.mate is not None:
-            # go mate N: the search looks for the mate (until it finds one in N or less, or its other limits or stop
-            # end it, as Stockfish's does), among the moves of the tables' best class, so the result stays theirs.
-            among = [m.move for m in restricted or choice.best_class_moves()]
-            decision = self._from_search(self.searcher.search(board, dataclasses.replace(limits, searchmoves=among),
-                                                              on_info))
+            decision = self._mate_at_tables(board, choice, restricted, ranker, limits, on_info)
         elif isinstance(choice, Choice) and choice.moves and restricted is not None:
             decision = self._from_tables(board, choice, restricted, limits, _deadline(limits, start, soft=True))
         else:
@@ -217,6 +213,23 @@ class Player:
                 decision.not_covered = choice
         decision.time_ms = int((time.monotonic() - start) * 1000)
         decision.notes = notes
+        return decision
+
+    def _mate_at_tables(self, board: chess.Board, choice: Choice, restricted: list[RankedMove],
+                        ranker: TablebaseProber, limits: Limits, on_info: Callable[[Info], None] | None) -> Decision:
+        """``go mate N`` at a root the tables rank: the search looks for the mate among every move of their best
+        class (until it finds one in N or less, or its other limits or ``stop`` end it, as Stockfish's does); the
+        mate it finds is played, else the tables' move with their verdict."""
+        if not restricted and self.options.multipv <= 1:  # every move ranked exactly: any winning move may mate
+            full = choose(board, ranker, rule50=self.options.rule50, full=True,  # type: ignore[arg-type]
+                          root_dtz=self.options.root_dtz)
+            choice = full if isinstance(full, Choice) and full.moves else choice
+        among = [m.move for m in restricted or choice.best_class_moves()]
+        found = self.searcher.search(board, dataclasses.replace(limits, searchmoves=among), on_info)
+        if found.best_move is not None and found.score is not None and (found.score.mate() or 0) > 0:
+            return self._from_search(found)
+        decision = self._from_tables(board, choice, restricted, limits, time.monotonic() + 0.02)  # no second search
+        decision.nodes += found.nodes
         return decision
 
     def _wdl_moves(self, board: chess.Board, why: NotCovered,
