@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import collections
 import math
-import os
 import statistics
 import sys
 
@@ -33,7 +32,7 @@ from chess_endgame.engine.timeman import RANKING_MS
 from chess_endgame.tablebase.paths import resolve_path
 from chess_endgame.text import plural
 
-from .common import fail, interrupted, prober_option, syzygy_path_option, user_errors
+from .common import fail, interrupted, prober_option, syzygy_path_option, user_errors, warn_bad_directories
 
 #: Help of every benchmark's --seed.
 SEED_HELP = "Seed of the random positions (same seed, same workload)."
@@ -56,9 +55,7 @@ def _tables(syzygy_path: str | None, pieces: int = 3) -> str:
 
     path = resolve_path(syzygy_path)
     found = scan(path)
-    if syzygy_path or os.environ.get("SYZYGY_PATH"):
-        for directory, problem in found.bad_directories.items():
-            click.echo(f"chess-endgame: warning: Syzygy directory {directory}: {problem}", err=True)
+    warn_bad_directories(syzygy_path, found.bad_directories)
     if found.max_pieces < pieces:
         has = f"tables up to {found.max_pieces} men" if found.wdl else "no Syzygy tables"
         fail(f"this benchmark needs {pieces}-man tables and {path} has {has} (set SYZYGY_PATH or --syzygy-path)")

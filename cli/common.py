@@ -270,18 +270,23 @@ def prober_option(func: F) -> F:
         help="The tablebase prober: compiled (the default with numba) or python-chess's (the reference).")(func)
 
 
+def warn_bad_directories(syzygy_path: str | None, bad: dict[str, str]) -> None:
+    """A warning on stderr for each tables directory that cannot be read, where the user named the path
+    (``--syzygy-path`` or ``$SYZYGY_PATH``; the default directories may well be absent)."""
+    if syzygy_path or os.environ.get("SYZYGY_PATH"):
+        for directory, problem in bad.items():
+            click.echo(f"chess-endgame: warning: Syzygy directory {directory}: {problem}", err=True)
+
+
 def load_prober(syzygy_path: str | None, *, required: bool = False, **kwargs: object) -> Prober:
     """A prober on the chosen path; warns about missing directories the user named.
 
     With ``required`` a path without any table is an error (exit 2) that says how
     to get tables.
     """
-    explicit = syzygy_path or os.environ.get("SYZYGY_PATH")
     path = resolve_path(syzygy_path)
     prober = Prober(path, **kwargs)  # type: ignore[arg-type]
-    if explicit:
-        for directory, problem in prober.files.bad_directories.items():
-            click.echo(f"chess-endgame: warning: Syzygy directory {directory}: {problem}", err=True)
+    warn_bad_directories(syzygy_path, prober.files.bad_directories)
     if required and not prober.available:
         fail(f"no Syzygy tables found in {path}; {HOW_TO_GET_TABLES}")
     return prober

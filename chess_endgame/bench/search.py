@@ -146,9 +146,8 @@ def bench_tree_probes(prober, *, positions: int = 20, depth: int = 8, seed: int 
         searcher = Searcher(prober=prober)
         start = time.process_time()
         result = searcher.search(board, Limits(depth=depth))
-        seconds = time.process_time() - start
+        run.cpu_seconds += time.process_time() - start
         run.positions += 1
-        run.cpu_seconds += seconds
         run.nodes += result.nodes
         run.probes += result.tbhits
         run.calls += searcher.probe_calls

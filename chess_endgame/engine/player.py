@@ -183,9 +183,10 @@ class Player:
             load_compiled()
         _ = getattr(self.prober, "compiled_tables", None)  # the tables' headers read (once) before the clock, too
         start = time.monotonic()
-        # MultiPV reports every move's class: then every DTZ is probed. The ranking always
-        # completes unless the game clock would run out first (the time manager reserves it).
-        choice = choose(board, self.prober, rule50=self.options.rule50, full=self.options.multipv > 1,
+        # MultiPV reports every move's class, and go mate may find its mate behind any winning move: then every DTZ
+        # is probed. The ranking always completes unless the game clock would run out first (the time manager
+        # reserves it).
+        choice = choose(board, self.prober, rule50=self.options.rule50, full=self._full(limits),
                         root_dtz=self.options.root_dtz,
                         deadline=ranking_deadline(start, limits.deadline, limits.clock_deadline))
         notes: list[str] = []
@@ -197,7 +198,7 @@ class Player:
         if isinstance(choice, Choice) and choice.moves and limits.searchmoves:
             restricted = self._restricted(board, limits.searchmoves, ranker)
         if isinstance(choice, Choice) and choice.moves and restricted is not None and limits.mate is not None:
-            decision = self._mate_at_tables(board, choice, restricted, ranker, limits, on_info)
+            decision = self._mate_at_tables(board, choice, restricted, limits, on_info)
         elif isinstance(choice, Choice) and choice.moves and restricted is not None:
             decision = self._from_tables(board, choice, restricted, limits, _deadline(limits, start, soft=True))
         else:
@@ -215,20 +216,16 @@ class Player:
         decision.notes = notes
         return decision
 
-    def _mate_at_tables(self, board: chess.Board, choice: Choice, restricted: list[RankedMove],
-                        ranker: TablebaseProber, limits: Limits, on_info: Callable[[Info], None] | None) -> Decision:
-        """``go mate N`` at a root the tables rank: the search looks for the mate among every move of their best
-        class (until it finds one in N or less, or its other limits or ``stop`` end it, as Stockfish's does); the
-        mate it finds is played, else the tables' move with their verdict."""
-        if not restricted and self.options.multipv <= 1:  # every move ranked exactly: any winning move may mate
-            full = choose(board, ranker, rule50=self.options.rule50, full=True,  # type: ignore[arg-type]
-                          root_dtz=self.options.root_dtz)
-            choice = full if isinstance(full, Choice) and full.moves else choice
+    def _mate_at_tables(self, board: chess.Board, choice: Choice, restricted: list[RankedMove], limits: Limits,
+                        on_info: Callable[[Info], None] | None) -> Decision:
+        """``go mate N`` at a root the tables rank (every move exactly: :meth:`_full`): the search looks for the mate
+        among every move of their best class (until it finds one in N or less, or its other limits or ``stop`` end
+        it, as Stockfish's does); the mate it finds is played, else the tables' move with their verdict."""
         among = [m.move for m in restricted or choice.best_class_moves()]
         found = self.searcher.search(board, dataclasses.replace(limits, searchmoves=among), on_info)
         if found.best_move is not None and found.score is not None and (found.score.mate() or 0) > 0:
             return self._from_search(found)
-        decision = self._from_tables(board, choice, restricted, limits, time.monotonic() + 0.02)  # no second search
+        decision = self._from_tables(board, choice, restricted, limits, None, mate_search=False)
         decision.nodes += found.nodes
         return decision
 
@@ -282,7 +279,7 @@ class Player:
         except NotCoveredError as exc:
             notes.append(f"remote tablebase {remote.url}: {exc.answer.message}; the searcher plays this move")
             return local, self.prober
-        choice = choose(board, root, rule50=self.options.rule50, full=self.options.multipv > 1,  # type: ignore[arg-type]
+        choice = choose(board, root, rule50=self.options.rule50, full=self._full(limits),  # type: ignore[arg-type]
                         root_dtz=self.options.root_dtz)
         if isinstance(choice, Choice):
             how = "its answer" if remote.remote_stats.requests > asked else "its cached answer"
@@ -297,22 +294,27 @@ class Player:
                         depth=result.depth, seldepth=result.seldepth, nodes=result.nodes, tbhits=result.tbhits,
                         time_ms=result.time_ms, lines=result.lines, bound=result.bound)
 
+    def _full(self, limits: Limits) -> bool:
+        """Whether the root's ranking must rank every move exactly (MultiPV, go mate), not only the best."""
+        return self.options.multipv > 1 or limits.mate is not None
+
     def _from_tables(self, board: chess.Board, choice: Choice, restricted: list[RankedMove], limits: Limits,
-                     due: float | None) -> Decision:
+                     due: float | None, *, mate_search: bool = True) -> Decision:
         """The chooser's move, or the best of ``restricted`` (the listed moves' best class, if any); ``due`` bounds
-        the optional mate search and PV extension."""
+        the optional mate search (none with ``mate_search`` false: a search has looked already) and PV
+        extension."""
         candidates = restricted or choice.best_class_moves()
         best = candidates[0]
         score = class_score(best)
         nodes = 0
         hits_before = self.prober.stats.tbhits
-        if (self.options.faster_mate and best.cls >= MoveClass.DRAW and not limits.searchmoves
+        if (mate_search and self.options.faster_mate and best.cls >= MoveClass.DRAW and not limits.searchmoves
                 and not best.checkmate and not (best.cls.winning and has_repeated(board))
                 and (due is None or due - time.monotonic() > 0.02)):
             candidates = candidates + self._more_of_class(board, choice, best, due)
         if best.cls == MoveClass.DRAW:  # a draw to claim: only among the moves that would still win without it
             candidates = [m for m in candidates if m.wdl == best.wdl]
-        if (self.options.faster_mate and len(candidates) > 1 and best.cls >= MoveClass.DRAW
+        if (mate_search and self.options.faster_mate and len(candidates) > 1 and best.cls >= MoveClass.DRAW
                 and not best.checkmate and not (best.cls.winning and has_repeated(board))
                 and (due is None or due - time.monotonic() > 0.02)):
             found = self._search_among(board, candidates, limits, due)
