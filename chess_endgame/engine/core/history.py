@@ -11,6 +11,7 @@ import numpy as np
 from chess_endgame.engine.core.bits import U64, popcount
 from chess_endgame.engine.core.jit import njit
 from chess_endgame.engine.core.position import HALFMOVE, PAWN_T, TURN
+from chess_endgame.engine.core.transposition import prefetch_word
 from chess_endgame.engine.core.treestate import TB_BOUND
 
 #: A quiet move's history (and each continuation history) stays within +-HISTORY_MAX (:func:`history_add`); a
@@ -64,6 +65,16 @@ def _correction(t):
     """The correction history's mean error of the static evaluation here (1/CORRECTION_GRAIN cp, side to move)."""
     row = t.history[t.state[TURN]]
     return (2 * row[_correction_slot(t.bb)] + row[_non_pawn_slot(t.bb, 1)] + row[_non_pawn_slot(t.bb, 0)]) // 4
+
+
+@njit
+def prefetch_corrections(t):
+    """Ask for the cache lines of the current position's three corrections (the side to move's), which
+    :func:`corrected` reads once the node has its static evaluation."""
+    row = t.history[t.state[TURN]]
+    prefetch_word(row, _correction_slot(t.bb))
+    prefetch_word(row, _non_pawn_slot(t.bb, 1))
+    prefetch_word(row, _non_pawn_slot(t.bb, 0))
 
 
 @njit

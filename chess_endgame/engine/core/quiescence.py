@@ -15,7 +15,7 @@ from chess_endgame.engine.core.bits import (
     lsb,
     rook_attacks,
 )
-from chess_endgame.engine.core.history import corrected
+from chess_endgame.engine.core.history import corrected, prefetch_corrections
 from chess_endgame.engine.core.jit import njit
 from chess_endgame.engine.core.movegen import generate
 from chess_endgame.engine.core.ordering import PIECE_VALUE, see
@@ -38,7 +38,6 @@ from chess_endgame.engine.core.position import (
     unmake,
 )
 from chess_endgame.engine.core.transposition import EXACT, LOWER, NO_STATIC, UPPER, bound_of, depth_of, score_of
-from chess_endgame.engine.core.transposition import prefetch as tt_prefetch
 from chess_endgame.engine.core.transposition import probe as tt_probe
 from chess_endgame.engine.core.treestate import (
     MATE,
@@ -47,6 +46,7 @@ from chess_endgame.engine.core.treestate import (
     STOPPED,
     count_node,
     from_tt,
+    prefetch_child,
     static_eval_of,
     to_tt,
     tt_store,
@@ -110,7 +110,7 @@ def qsearch(t, alpha, beta, ply, first, check, known, check_fn):
         scores[kept] = gain * 10 - attacker // 100
         kept += 1
     for i in range(kept):  # every child probes the TT first: their buckets come from memory together
-        tt_prefetch(t.tt, key_hint(mailbox, state, t.keys, moves[i]))
+        prefetch_child(t, key_hint(mailbox, state, t.keys, moves[i]))
     for i in range(kept):
         best_i = i
         for j in range(i + 1, kept):
@@ -120,6 +120,7 @@ def qsearch(t, alpha, beta, ply, first, check, known, check_fn):
         moves[best_i], scores[best_i] = moves[i], scores[i]
         moves[i] = move
         make(bb, mailbox, state, t.keys, t.undo, move)
+        prefetch_corrections(t)
         score = -qsearch(t, -beta, -alpha, ply + 1, NO, ZERO, NO, check_fn)
         unmake(bb, mailbox, state, t.keys, t.undo, move)
         if t.counters[STOPPED]:

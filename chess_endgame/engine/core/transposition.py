@@ -96,9 +96,18 @@ if COMPILED:
         child node's, after a move is made) does not wait for memory."""
         row = np.intp(key & U64(table.shape[0] - 1))
         _prefetch_address(table.ctypes.data + row * np.intp(BUCKET_WORDS * 8))
+
+    @njit
+    def prefetch_word(array, index):
+        """Ask the processor to bring the cache line of ``array[index]`` (a one-dimensional array of 8-byte
+        words) into the cache."""
+        _prefetch_address(array.ctypes.data + np.intp(index) * np.intp(8))
 else:
     def prefetch(table, key):
         """A no-op without numba (plain Python has no use for a cache hint)."""
+
+    def prefetch_word(array, index):
+        """A no-op without numba."""
 
 
 @njit

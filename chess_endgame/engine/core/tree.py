@@ -13,7 +13,7 @@ import math
 import numpy as np
 
 from chess_endgame.engine.core.bits import ZERO, popcount
-from chess_endgame.engine.core.history import corrected, learn_correction, piece_to
+from chess_endgame.engine.core.history import corrected, learn_correction, piece_to, prefetch_corrections
 from chess_endgame.engine.core.jit import njit
 from chess_endgame.engine.core.masks import PASSED_MASK
 from chess_endgame.engine.core.movegen import generate
@@ -45,7 +45,6 @@ from chess_endgame.engine.core.transposition import (
     move_of,
     score_of,
 )
-from chess_endgame.engine.core.transposition import prefetch as tt_prefetch
 from chess_endgame.engine.core.transposition import probe as tt_probe
 from chess_endgame.engine.core.treestate import (
     FIRST_PLY,
@@ -71,6 +70,7 @@ from chess_endgame.engine.core.treestate import (
     from_tt,
     has_table,
     insufficient_material,
+    prefetch_child,
     static_eval,
     static_eval_of,
     tb_wdl,
@@ -203,7 +203,7 @@ def search(t, depth, alpha, beta, ply, pv_node, cut_node, null_ok, check, known,
                 reduction = 3 + depth // 4 + min(2, (static - beta) // 200)
                 t.played[ply] = -1
                 make_null(bb, state, t.keys, t.undo)
-                tt_prefetch(t.tt, t.keys[state[PLY]])
+                prefetch_child(t, t.keys[state[PLY]])
                 score = -search(t, depth - 1 - reduction, -beta, -beta + 1, ply + 1, NO, 1 - cut_node, NO, ZERO, NO,
                                 probe, check_fn)
                 unmake_null(state, t.undo)
@@ -234,7 +234,7 @@ def search(t, depth, alpha, beta, ply, pv_node, cut_node, null_ok, check, known,
                 if see(t, move) < probcut_beta - static:
                     continue
                 make(bb, t.mailbox, state, t.keys, t.undo, move)
-                tt_prefetch(t.tt, t.keys[state[PLY]])
+                prefetch_child(t, t.keys[state[PLY]])
                 t.played[ply] = piece_to(t.mailbox[(move >> 6) & 63], (move >> 6) & 63)
                 value = -qsearch(t, -probcut_beta, -probcut_beta + 1, ply + 1, YES, ZERO, NO, check_fn)
                 if value >= probcut_beta and not t.counters[STOPPED]:
@@ -296,7 +296,8 @@ def search(t, depth, alpha, beta, ply, pv_node, cut_node, null_ok, check, known,
         if quiet and quiets >= late and best > -TB_BOUND and not pawn_move:
             continue  # late move pruning (pawn moves, passers among them, are kept)
         make(bb, t.mailbox, state, t.keys, t.undo, move)
-        tt_prefetch(t.tt, t.keys[state[PLY]])  # the child probes it: let memory work while this node goes on
+        prefetch_child(t, t.keys[state[PLY]])  # the child probes it: let memory work while this node goes on
+        prefetch_corrections(t)
         t.played[ply] = piece_to(t.mailbox[to], to)
         child_check = checkers(bb, state)
         gives_check = child_check != ZERO

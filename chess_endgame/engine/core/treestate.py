@@ -27,7 +27,7 @@ from chess_endgame.engine.core.jit import cycles as _cycles
 from chess_endgame.engine.core.position import BISHOP_T, KING_T, KNIGHT_T, PAWN_T, PLY, QUEEN_T, ROOK_T, TURN
 from chess_endgame.engine.core.tbprobe import LEVELS, MATERIAL_SHIFT, material_key, probe_wdl
 from chess_endgame.engine.core.tbtables import Tables, no_tables
-from chess_endgame.engine.core.transposition import NO_STATIC, static_of
+from chess_endgame.engine.core.transposition import NO_STATIC, prefetch, prefetch_word, static_of
 from chess_endgame.engine.core.transposition import store as _store
 
 MATE = 32000
@@ -183,6 +183,16 @@ def static_eval(t):
     t.eval_keys[slot] = key
     t.eval_values[slot] = value
     return value
+
+
+@njit
+def prefetch_child(t, key):
+    """Ask for what the node of ``key`` reads first, its TT bucket and its evaluation cache slot, so that
+    both loads overlap with the work left at the parent before the child probes them."""
+    prefetch(t.tt, key)
+    slot = key & U64(EVAL_CACHE_SIZE - 1)
+    prefetch_word(t.eval_keys, slot)
+    prefetch_word(t.eval_values, slot)
 
 
 @njit
