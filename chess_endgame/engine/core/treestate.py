@@ -173,10 +173,16 @@ def insufficient_material(bb):
 
 
 @njit
+def _eval_slot(key):
+    """The evaluation cache's slot for the Zobrist ``key``."""
+    return key & U64(EVAL_CACHE_SIZE - 1)
+
+
+@njit
 def static_eval(t):
     """The evaluation of the current position, from a small cache keyed by the Zobrist key."""
     key = t.keys[t.state[PLY]]
-    slot = key & U64(EVAL_CACHE_SIZE - 1)
+    slot = _eval_slot(key)
     if t.eval_keys[slot] == key and key:
         return np.int64(t.eval_values[slot])
     value = evaluate(t.bb, t.state[TURN], t.weights, t.features, t.pawn_keys, t.pawn_values)
@@ -190,7 +196,7 @@ def prefetch_child(t, key):
     """Ask for what the node of ``key`` reads first, its TT bucket and its evaluation cache slot, so that
     both loads overlap with the work left at the parent before the child probes them."""
     prefetch(t.tt, key)
-    slot = key & U64(EVAL_CACHE_SIZE - 1)
+    slot = _eval_slot(key)
     prefetch_word(t.eval_keys, slot)
     prefetch_word(t.eval_values, slot)
 
